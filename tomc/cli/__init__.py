@@ -1,0 +1,1 @@
+"""The `tomc` command line: one module per verb, wired together in `main.py`."""

@@ -1,0 +1,32 @@
+"""Entry point of the `tomc` console script: registers one command per verb module.
+
+Exit codes, for every verb: 0 success (all expectations hold), 1 an expectation failed
+(or `fmt --check` found files to reformat), 2 bad input, 3 database unavailable.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from tomc.cli import check_cmd, compile_cmd, fmt_cmd, import_cmd, run_cmd, test_cmd
+
+app = typer.Typer(
+    name="tomc",
+    help="Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("run")(run_cmd.run)
+app.command("check")(check_cmd.check)
+app.command("compile")(compile_cmd.compile_)
+app.command("test")(test_cmd.test)
+app.command("fmt")(fmt_cmd.fmt)
+import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
+import_app.command("hitom")(import_cmd.hitom)
+app.add_typer(import_app, name="import")
+
+
+def main() -> None:
+    """Run the CLI (the `tomc` console script)."""
+    app()

@@ -7,6 +7,7 @@ Unicode exception escapes.
 from __future__ import annotations
 
 import ast as pyast
+import warnings
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -175,7 +176,9 @@ def _tok_span(tok: Token) -> ast.Span:
 
 def _unquote(tok: Token, path: str) -> str:
     try:
-        text = pyast.literal_eval(str(tok))
+        with warnings.catch_warnings():  # an invalid escape such as \y is only a warning
+            warnings.simplefilter("error")
+            text = pyast.literal_eval(str(tok))
     except (ValueError, SyntaxError):
         raise _BuildError(Diagnostic("E001", f"invalid escape in string {tok}", _tok_span(tok),
                                      path, hint='use \\" for a quote and \\\\ for a backslash'))

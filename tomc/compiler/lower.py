@@ -1,0 +1,140 @@
+"""Checked scenario -> Plan: each event becomes a world write, then the truth update, then
+one statement per routing rule of its policy section (SEMANTICS.md sections 2-4).
+
+The routing rules come from the policy file: this module only maps each rule's roles to
+Cypher through the fixed tables in `templates.py`, one template instance per rule.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tomc.compiler.plan import EventPlan, Plan, Statement, graph_names
+from tomc.compiler.templates import (CONDITION_EXPR, FORCE_EXPR, ROLE_EXPR, ROLE_SETS, SET_EXPR,
+                                     render)
+from tomc.dsl import ast
+from tomc.program import EventModel, ScenarioModel
+
+_WORLD_TEMPLATE = {"enter": "enter.cypher", "exit": "exit.cypher", "state": "observe.cypher",
+                   "move": "observe.cypher", "set": "observe.cypher", "tell": "communicate.cypher",
+                   "says": "communicate.cypher", "announce": "communicate.cypher",
+                   "claim": "communicate.cypher", "wait": "quiet.cypher", "noop": "quiet.cypher"}
+
+
+def lower(scenario: ScenarioModel, prefix: str = "tom") -> Plan:
+    """Compile one checked scenario into its plan; graph names start with `prefix`."""
+    world, mind_prefix = graph_names(scenario.name, prefix)
+    return Plan(scenario=scenario.name, setup=_setup(scenario),
+                events=[_event(scenario, e) for e in scenario.events],
+                world_graph=world, mind_graph_prefix=mind_prefix, agents=list(scenario.agents))
+
+
+def _setup(scenario: ScenarioModel) -> list[Statement]:
+    origin = (scenario.events[0].line if scenario.events else 1, f"scenario {scenario.name}")
+    setup = [Statement("world", render("setup_world.cypher"),
+                       {"agents": scenario.agents, "rooms": scenario.rooms},
+                       "setup_world.cypher", origin)]
+    chains = scenario.chains()
+    for agent in scenario.agents:
+        own = [list(c) for c in chains if c[0] == agent]
+        setup.append(Statement("mind", render("setup_mind.cypher"), {"chains": own, "agent": agent},
+                               "setup_mind.cypher", origin, minds=("agent",)))
+    return setup
+
+
+def _audience(event: EventModel) -> str:
+    if event.kind == "says":
+        return "speaker_room"
+    if event.kind == "tell" or event.listeners is not None:
+        return "named"
+    return "room" if event.room is not None else "all"
+
+
+def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
+    policy = scenario.policy
+    origin = (event.line, event.text)
+    plan = EventPlan(event.step, event.line, event.text)
+    base = {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
+            "actors": list(event.agents)}
+    template = _WORLD_TEMPLATE[event.kind]
+    context = {"kind": event.kind}
+    params = dict(base)
+    if template in ("enter.cypher", "exit.cypher"):
+        params["room"] = event.room
+    elif template == "observe.cypher":
+        params.update(room=event.room if event.kind == "state" else None, key=event.key,
+                      value=event.value, many=event.many)
+    elif template == "communicate.cypher":
+        context.update(audience=_audience(event), trust=policy.trust)
+        params.update(speaker=event.speaker, key=event.key, room=event.room,
+                      listeners=list(event.listeners or ()))
+    plan.statements.append(Statement("world", render(template, **context), params, template,
+                                     origin, binds=True))
+
+    section_name = event.event_class
+    if section_name is None:
+        return plan
+    section = policy.sections.get(section_name)
+    if section_name == "enter":
+        if policy.reveal != "contents":
+            return plan
+        plan.statements.append(Statement("world", render("reveal.cypher"), {"room": event.room},
+                                         "reveal.cypher", origin, binds=True))
+        section = policy.sections.get("observe")
+    communication = section_name in ("tell", "announce", "claim")
+    step = {"step": event.step, "kind": event.kind}
+    if communication:
+        facts = [{"key": event.key, "value": event.value, "many": event.many, "room": None,
+                  "source": event.source, "authority": event.authority,
+                  "published": event.published,
+                  "valid_from": event.valid_from or event.published or ""}]
+        step.update(facts=facts, speaker=event.speaker)
+    if section_name in ("observe", "enter") or event.kind == "claim":
+        force = "always" if not communication or policy.trust != "authority" else "never"
+        plan.statements.append(Statement(
+            "world", render("route_truth.cypher", force=FORCE_EXPR[force]), dict(step),
+            "route_truth.cypher", origin, bound=() if communication else ("facts",)))
+    for rule in section.rules if section else []:
+        plan.statements.append(_route(rule, step, communication, policy.trust, origin))
+    return plan
+
+
+def _rule_text(rule: ast.Rule) -> str:
+    head = (f"every chain over {' + '.join(rule.over)}" if rule.over
+            else " > ".join(rule.path))
+    text = f"{head} adopts"
+    if rule.excepted:
+        text += " except " + ", ".join(rule.excepted)
+    if rule.condition:
+        text += f" if {'not ' if rule.condition.negated else ''}trusts(listener, speaker)"
+    return text
+
+
+def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
+           origin: tuple[int, str]) -> Statement:
+    force = "always"
+    if communication and trust == "authority":
+        force = "speaker_chain"
+    common = {"rule_text": _rule_text(rule), "communication": communication,
+              "force": FORCE_EXPR[force]}
+    if rule.over:
+        members = " + ".join(SET_EXPR[s] for s in rule.over)
+        cypher = render("route_over.cypher", members=members, members_text=" + ".join(rule.over),
+                        excepted=rule.excepted, role_sets=ROLE_SETS, **common)
+        minds = tuple(rule.over)
+        bound = tuple(s for s in rule.over if s != "speaker")
+        template = "route_over.cypher"
+    else:
+        condition: Optional[bool] = rule.condition.negated if rule.condition else None
+        cypher = render("route_path.cypher", path=rule.path,
+                        path_exprs=[ROLE_EXPR[r] for r in rule.path],
+                        condition=_rule_text(rule).split(" adopts")[1].strip() or None,
+                        condition_expr=CONDITION_EXPR[condition], **common)
+        minds = ("listeners",) if rule.path[0] == "listener" else ("speaker",)
+        bound = ("listeners",) + (("believers",) if rule.condition else ())
+        if "listener" not in rule.path:
+            bound = ()
+        template = "route_path.cypher"
+    if not communication:
+        bound = tuple(dict.fromkeys((*bound, "facts")))
+    return Statement("mind", cypher, dict(params), template, origin, minds=minds, bound=bound)

@@ -1,0 +1,73 @@
+"""The compiled plan: an ordered list of parameterised Cypher statements per scenario.
+
+A statement runs on the world graph, or on the mind graph of every agent in `minds`
+(names of bindings, e.g. ["witnesses"], or ["speaker"]). A world statement may `bind` its
+result columns (witnesses, listeners, believers, facts) for the statements after it in
+the same event; those values reach Cypher as parameters, never as text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One parameterised Cypher statement.
+
+    `template` names the template file it was rendered from; `origin` is the .tom line
+    (and its text) it implements; `params` holds every user value; `bound` lists the
+    parameters filled at run time from an earlier statement's `binds`.
+    """
+
+    graph: Literal["world", "mind"]
+    cypher: str
+    params: dict[str, Any]
+    template: str
+    origin: tuple[int, str]
+    minds: tuple[str, ...] = ()
+    binds: bool = False
+    bound: tuple[str, ...] = ()
+
+
+@dataclass
+class EventPlan:
+    """The statements of one event, run in order; bindings live for one event."""
+
+    step: int
+    line: int
+    text: str
+    statements: list[Statement] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """Everything `tomc run` executes for one scenario, and what `tomc compile` prints."""
+
+    scenario: str
+    setup: list[Statement]
+    events: list[EventPlan]
+    world_graph: str
+    mind_graph_prefix: str
+    agents: list[str]
+
+    def mind_graph(self, agent: str) -> str:
+        """The name of `agent`'s mind graph."""
+        return self.mind_graph_prefix + agent
+
+    def all_statements(self) -> list[Statement]:
+        """Setup, then every event's statements, in execution order."""
+        return [*self.setup, *(s for e in self.events for s in e.statements)]
+
+
+def graph_names(scenario: str, prefix: str = "tom") -> tuple[str, str]:
+    """(world graph, mind graph prefix): `tom:<scenario>:world`, `tom:<scenario>:mind:`."""
+    return f"{prefix}:{scenario}:world", f"{prefix}:{scenario}:mind:"
+
+
+def describe_minds(minds: tuple[str, ...]) -> Optional[str]:
+    """Human text for a statement's target graphs, e.g. 'mind of each of witnesses'."""
+    if not minds:
+        return None
+    return "mind of each of " + " + ".join(minds)

@@ -1,0 +1,39 @@
+{#- Resolution (SEMANTICS.md section 4), for every perspective p in scope and every fact:
+    adopt into unknown, corroborate an equal value, supersede (close the old belief at
+    this step and link the new one to it), or record a contested claim. Nothing is deleted.
+    force: adopt outright (observations, credulous and exit-order trust, and chains that
+    end with the speaker, who is taken to believe what it says). -#}
+UNWIND $facts AS f
+OPTIONAL MATCH (p)-[:HOLDS]->(b:Belief {key: f.key})
+WHERE b.until IS NULL AND (NOT f.many OR b.value = f.value)
+WITH p, f, b, {{ force }} AS force
+WITH p, f, b, CASE
+  WHEN b IS NULL THEN 'adopt'
+  WHEN b.value = f.value THEN 'corroborate'
+  WHEN force THEN 'supersede'
+  WHEN f.authority > b.authority
+       AND (f.published IS NULL OR b.published IS NULL OR f.published >= b.published)
+    THEN 'supersede'
+  WHEN f.authority = b.authority
+       AND (f.published IS NULL OR b.published IS NULL OR f.published > b.published)
+    THEN 'supersede'
+  ELSE 'contest' END AS outcome
+FOREACH (_ IN CASE WHEN outcome = 'corroborate' THEN [1] ELSE [] END |
+  SET b.support = b.support + CASE WHEN f.source IS NULL OR f.source IN b.support
+                                   THEN [] ELSE [f.source] END,
+      b.authority = CASE WHEN f.authority > b.authority THEN f.authority ELSE b.authority END)
+FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
+  SET b.until = $step, b.valid_to = f.valid_from
+  CREATE (p)-[:HOLDS]->(:Belief {key: f.key, value: f.value, many: f.many, since: $step,
+          kind: $kind, source: f.source, authority: f.authority, published: f.published,
+          valid_from: f.valid_from, room: f.room,
+          support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END})-[:SUPERSEDES]->(b))
+FOREACH (_ IN CASE WHEN outcome = 'adopt' THEN [1] ELSE [] END |
+  CREATE (p)-[:HOLDS]->(:Belief {key: f.key, value: f.value, many: f.many, since: $step,
+          kind: $kind, source: f.source, authority: f.authority, published: f.published,
+          valid_from: f.valid_from, room: f.room,
+          support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END}))
+FOREACH (_ IN CASE WHEN outcome = 'contest' THEN [1] ELSE [] END |
+  CREATE (:Contest {key: f.key, value: f.value, since: $step, source: f.source,
+          authority: f.authority, published: f.published})-[:CONTESTS]->(b))
+RETURN outcome, count(*) AS chains

@@ -1,0 +1,7 @@
+// belief(chain, key, step): the values held at that step (knowledge time), with provenance.
+MATCH (p:Perspective)-[:HOLDS]->(b:Belief {key: $key})
+WHERE p.agents = $agents AND b.since <= $step AND (b.until IS NULL OR b.until > $step)
+OPTIONAL MATCH (c:Contest)-[:CONTESTS]->(b) WHERE c.since <= $step
+RETURN b.value AS value, b.since AS since, b.source AS source, b.support AS support,
+       b.authority AS authority, collect(c.value) AS contested
+ORDER BY value

@@ -1,0 +1,327 @@
+"""AST -> checked program (`tomc.program`), with every problem as a diagnostic.
+
+The checker replays presence statically (who is in which room at each step) only to
+diagnose impossible events: an exit from a room the agent is not in (E120), a move or a
+`says` by an agent in no room (E121). What agents believe is never computed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Optional
+
+from tomc.dsl import ast
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from tomc.dsl.parser import parse, read_source
+from tomc.dsl.policies import check_policy, load_policy, resolve
+from tomc.program import EventModel, PolicyModel, QueryModel, ScenarioModel
+
+
+@dataclass
+class CheckResult:
+    """The checked scenarios of one file, its diagnostics and its source text."""
+
+    path: str
+    source: str
+    scenarios: list[ScenarioModel] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def check_file(path: str | Path) -> CheckResult:
+    """Read, parse and check one .tom file. Never raises for bad input: see `.diagnostics`."""
+    path = str(path)
+    try:
+        source = read_source(path)
+    except DiagnosticError as err:
+        return CheckResult(path, "", diagnostics=err.diagnostics)
+    return check_text(source, path)
+
+
+def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) -> CheckResult:
+    """Parse and check .tom text; `base` is the folder policy paths are relative to."""
+    result = CheckResult(path, source)
+    try:
+        file = parse(source, path)
+    except DiagnosticError as err:
+        result.diagnostics = err.diagnostics
+        return result
+    base = base or Path(path).parent
+    inline: dict[str, ast.Policy] = {}
+    for item in file.items:
+        if isinstance(item, ast.Policy):
+            if item.name.text in inline:
+                result.diagnostics.append(Diagnostic(
+                    "E110", f"policy `{item.name.text}` is defined twice", item.name.span, path))
+            inline[item.name.text] = item
+            result.diagnostics.extend(check_policy(item, path))
+    uses = [item for item in file.items if isinstance(item, ast.UsePolicy)]
+    for extra in uses[1:]:
+        result.diagnostics.append(Diagnostic("E110", "a file uses one policy", extra.span, path,
+                                             hint="keep a single `use policy` line"))
+    policy_ast, problems = load_policy(uses[0] if uses else None, inline, base, path)
+    result.diagnostics.extend(problems)
+    scenarios = [item for item in file.items if isinstance(item, ast.Scenario)]
+    if not scenarios and not inline:
+        result.diagnostics.append(Diagnostic("E160", "the file has no scenario", None, path,
+                                             hint="add `scenario NAME { ... }`"))
+    if policy_ast is None or not result.ok:
+        return result
+    policy = resolve(policy_ast)
+    names: set[str] = set()
+    for scenario in scenarios:
+        if scenario.name.text in names:
+            result.diagnostics.append(Diagnostic(
+                "E110", f"scenario `{scenario.name.text}` is defined twice", scenario.name.span,
+                path, hint="give each scenario its own name"))
+        names.add(scenario.name.text)
+        checker = _ScenarioChecker(scenario, policy, path, source)
+        result.scenarios.append(checker.check())
+        result.diagnostics.extend(checker.diagnostics)
+    if not result.ok:
+        result.scenarios = []
+    return result
+
+
+def parse_time(text: str) -> Optional[str]:
+    """A date or timestamp as canonical ISO text, or None if it is not a real calendar time."""
+    try:
+        if "T" in text:
+            return datetime.fromisoformat(text).isoformat()
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        return None
+
+
+class _ScenarioChecker:
+    def __init__(self, scenario: ast.Scenario, policy: PolicyModel, path: str, source: str):
+        self.scenario = scenario
+        self.policy = policy
+        self.path = path
+        self.lines = source.splitlines()
+        self.diagnostics: list[Diagnostic] = []
+        self.agents: list[str] = []
+        self.rooms: list[str] = []
+        self.where: dict[str, Optional[str]] = {}
+        self.events: list[EventModel] = []
+        self.queries: list[QueryModel] = []
+
+    def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
+        self.diagnostics.append(Diagnostic(code, message, span, self.path, hint=hint))
+
+    def check(self) -> ScenarioModel:
+        for stmt in self.scenario.statements:
+            method = getattr(self, f"_{type(stmt).__name__.lower()}")
+            method(stmt)
+        return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
+                             agents=self.agents, rooms=self.rooms, events=self.events,
+                             queries=self.queries)
+
+    # declarations
+    def _declare(self, names: list[ast.Name], into: list[str], what: str) -> None:
+        for name in names:
+            if name.text in into:
+                self.error("E110", f"{what} `{name.text}` is declared twice", name.span,
+                           "remove the second declaration")
+            else:
+                into.append(name.text)
+
+    def _agents(self, stmt: ast.Agents) -> None:
+        self._declare(stmt.names, self.agents, "agent")
+        for name in stmt.names:
+            self.where.setdefault(name.text, None)
+
+    def _rooms(self, stmt: ast.Rooms) -> None:
+        self._declare(stmt.names, self.rooms, "room")
+
+    # name resolution
+    def agent(self, name: ast.Name) -> bool:
+        if name.text in self.agents:
+            return True
+        self.error("E101", f"unknown agent `{name.text}`", name.span,
+                   did_you_mean(name.text, self.agents) or "declare it with `agents ...`")
+        return False
+
+    def room(self, name: ast.Name) -> bool:
+        if name.text in self.rooms:
+            return True
+        self.error("E102", f"unknown room `{name.text}`", name.span,
+                   did_you_mean(name.text, self.rooms) or "declare it with `rooms ...`")
+        return False
+
+    def present(self, name: ast.Name, doing: str) -> Optional[str]:
+        room = self.where.get(name.text)
+        if room is None:
+            self.error("E121", f"`{name.text}` {doing} but is in no room", name.span,
+                       f"add `{name.text} enters ROOM` before this line")
+        return room
+
+    def text_of(self, node: ast.Node) -> str:
+        span = node.span
+        line = self.lines[span.line - 1] if span and span.line <= len(self.lines) else ""
+        end = span.end_column - 1 if span.end_line == span.line else len(line)
+        return line[span.column - 1:end].strip()
+
+    def add_event(self, node: ast.Node, kind: str, **fields) -> None:
+        fact: Optional[ast.Fact] = fields.pop("fact", None)
+        if fact is not None:
+            fields.update(key=fact.key.text, value=fact.value.text,
+                          many=self.policy.is_many(fact.key.text))
+        self.events.append(EventModel(step=len(self.events) + 1, kind=kind,
+                                      text=self.text_of(node), line=node.span.line, **fields))
+
+    # events
+    def _enter(self, stmt: ast.Enter) -> None:
+        ok = self.room(stmt.room) & all([self.agent(a) for a in stmt.agents])
+        self._no_repeats(stmt.agents)
+        if ok:
+            for a in stmt.agents:
+                self.where[a.text] = stmt.room.text
+        self.add_event(stmt, "enter", agents=tuple(a.text for a in stmt.agents),
+                       room=stmt.room.text)
+
+    def _exit(self, stmt: ast.Exit) -> None:
+        ok = self.room(stmt.room) & all([self.agent(a) for a in stmt.agents])
+        self._no_repeats(stmt.agents)
+        if ok:
+            for a in stmt.agents:
+                here = self.where.get(a.text)
+                if here != stmt.room.text:
+                    self.error("E120", f"`{a.text}` exits `{stmt.room.text}` but is "
+                               + (f"in `{here}`" if here else "in no room"), a.span,
+                               f"`{a.text} exits {here}`" if here else "remove this exit")
+                self.where[a.text] = None
+        self.add_event(stmt, "exit", agents=tuple(a.text for a in stmt.agents),
+                       room=stmt.room.text)
+
+    def _no_repeats(self, names: list[ast.Name]) -> None:
+        seen: set[str] = set()
+        for name in names:
+            if name.text in seen:
+                self.error("E110", f"`{name.text}` is listed twice", name.span)
+            seen.add(name.text)
+
+    def _state(self, stmt: ast.State) -> None:
+        self.room(stmt.room)
+        self.add_event(stmt, "state", room=stmt.room.text, fact=stmt.fact)
+
+    def _move(self, stmt: ast.Move) -> None:
+        if self.agent(stmt.actor):
+            self.present(stmt.actor, "moves something")
+        fact = ast.Fact(key=ast.Key(subject=stmt.subject),
+                        value=ast.Value(text=stmt.container.text), form="located")
+        self.add_event(stmt, "move", agents=(stmt.actor.text,), fact=fact)
+
+    def _setvalue(self, stmt: ast.SetValue) -> None:
+        self.agent(stmt.actor)
+        self.add_event(stmt, "set", agents=(stmt.actor.text,), fact=stmt.fact)
+
+    def _speech(self, stmt, kind: str, listeners: Optional[tuple[str, ...]] = None) -> None:
+        self.add_event(stmt, kind, speaker=stmt.speaker.text, listeners=listeners,
+                       source=stmt.speaker.text,
+                       authority=self.policy.authority(stmt.speaker.text), fact=stmt.fact)
+
+    def _tell(self, stmt: ast.Tell) -> None:
+        if self.agent(stmt.speaker) & self.agent(stmt.listener) and (
+                stmt.speaker.text == stmt.listener.text):
+            self.error("E131", f"`{stmt.speaker.text}` tells themselves", stmt.listener.span,
+                       "name another agent as the listener")
+        self._speech(stmt, "tell", (stmt.listener.text,))
+
+    def _says(self, stmt: ast.Says) -> None:
+        if self.agent(stmt.speaker):
+            self.present(stmt.speaker, "says something to the room")
+        self._speech(stmt, "says")
+
+    def _announce(self, stmt: ast.Announce) -> None:
+        self.agent(stmt.speaker)
+        self._speech(stmt, "announce")
+
+    def _claim(self, stmt: ast.Claim) -> None:
+        source = stmt.source.text
+        if source not in self.policy.authorities and source not in self.agents:
+            self.error("E103", f"unknown source `{source}`", stmt.source.span,
+                       did_you_mean(source, [*self.policy.authorities, *self.agents])
+                       or f"declare it in the policy: `source {source} authority N`")
+        if stmt.by is not None:
+            self.agent(stmt.by)
+        published = self._time(stmt.at, stmt) if stmt.at else None
+        valid_from = self._time(stmt.valid_from, stmt) if stmt.valid_from else None
+        room = None
+        listeners = None
+        if stmt.audience == "room" and self.room(stmt.room):
+            room = stmt.room.text
+        if stmt.audience == "agents":
+            if all([self.agent(a) for a in stmt.recipients]):
+                self._no_repeats(stmt.recipients)
+            listeners = tuple(a.text for a in stmt.recipients)
+        self.add_event(stmt, "claim", room=room, listeners=listeners, source=source,
+                       speaker=stmt.by.text if stmt.by else None,
+                       authority=self.policy.authority(source), published=published,
+                       valid_from=valid_from, fact=stmt.fact)
+
+    def _time(self, text: str, node: ast.Node) -> Optional[str]:
+        parsed = parse_time(text)
+        if parsed is None:
+            self.error("E140", f"`{text}` is not a calendar date or time", node.span,
+                       "write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]")
+        return parsed
+
+    def _wait(self, stmt: ast.Wait) -> None:
+        self.agent(stmt.agent)
+        self.add_event(stmt, "wait", agents=(stmt.agent.text,))
+
+    def _noop(self, stmt: ast.Noop) -> None:
+        self.add_event(stmt, "noop")
+
+    # queries
+    def _chain(self, subject: ast.Subject) -> tuple[str, ...]:
+        chain = subject.chain
+        for name in chain:
+            self.agent(name)
+        seen: set[str] = set()
+        for name in chain:
+            if name.text in seen:
+                self.error("E131", f"the chain names `{name.text}` twice", name.span,
+                           "a chain's agents are pairwise distinct (SEMANTICS.md section 2)")
+            seen.add(name.text)
+        if len(chain) > self.policy.depth:
+            self.error("E130", f"a chain of {len(chain)} agents is deeper than the policy's "
+                       f"depth {self.policy.depth}", subject.span,
+                       f"use at most {self.policy.depth} agents, or a policy with `depth "
+                       f"{len(chain)}`")
+        return tuple(n.text for n in chain)
+
+    def _expect(self, stmt: ast.Expect) -> None:
+        chain = self._chain(stmt.subject)
+        key = stmt.subject.key.text
+        many = self.policy.is_many(key)
+        if stmt.kind == "set" and not many:
+            self.error("E141", f"`{key}` has cardinality one but a set is expected", stmt.span,
+                       f"expect a single value, or declare `predicate {key} many`")
+        if stmt.kind == "value" and many:
+            self.error("E141", f"`{key}` has cardinality many but a single value is expected",
+                       stmt.span, f"write `= {{{stmt.values[0].text}}}`")
+        self.queries.append(QueryModel(
+            kind="expect", chain=chain, key=key, step=len(self.events),
+            text=self.text_of(stmt), line=stmt.span.line, span=stmt.span,
+            expected=tuple(v.text for v in stmt.values), expect_set=stmt.kind == "set",
+            many=many))
+
+    def _ask(self, stmt: ast.Ask) -> None:
+        chain = self._chain(stmt.subject)
+        step = len(self.events)
+        if stmt.at_step is not None:
+            if stmt.at_step > step:
+                self.error("E140", f"step {stmt.at_step} has not happened yet at this line "
+                           f"(last step: {step})", stmt.span, f"ask at a step from 0 to {step}")
+            step = stmt.at_step
+        key = stmt.subject.key.text
+        self.queries.append(QueryModel(
+            kind="ask", chain=chain, key=key, step=step, text=self.text_of(stmt),
+            line=stmt.span.line, span=stmt.span, many=self.policy.is_many(key)))

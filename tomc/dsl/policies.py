@@ -1,0 +1,162 @@
+"""Policy checks and resolution: ast.Policy -> PolicyModel.
+
+Which roles a rule may name depends on its section (E151); depth is 1..4 (E150); sources
+and predicates are declared once (E110). Sections a policy leaves out come from the shipped
+`default` policy, as do depth and trust when unset.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from tomc.dsl import ast
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from tomc.dsl.parser import parse_file
+from tomc.program import PolicyModel
+from tomc.rules import shipped_names, shipped_policy_path
+
+MAX_DEPTH = 4
+
+# The role sets and single roles each section's rules may name (docs/language.md, "Rules").
+_SETS = {
+    "observe": {"witnesses"},
+    "enter": {"witnesses"},
+    "tell": {"listeners", "believers", "speaker"},
+    "announce": {"listeners", "believers", "speaker"},
+    "claim": {"listeners", "believers", "speaker"},
+}
+_ROLES = {
+    "observe": set(),
+    "enter": set(),
+    "tell": {"speaker", "listener"},
+    "announce": {"speaker", "listener"},
+    "claim": {"speaker", "listener"},
+}
+
+
+def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
+    """Every problem in one policy block (E110, E150, E151); empty when it is valid."""
+    found: list[Diagnostic] = []
+    if policy.depth is not None and not 1 <= policy.depth <= MAX_DEPTH:
+        found.append(Diagnostic("E150", f"depth {policy.depth} is out of range", policy.span,
+                                path, hint=f"use a depth from 1 to {MAX_DEPTH}"))
+    for label, names in (("source", [s.name for s in policy.sources]),
+                         ("predicate", [p.key for p in policy.predicates])):
+        seen: set[str] = set()
+        for name in names:
+            text = name.text
+            if text in seen:
+                found.append(Diagnostic("E110", f"{label} `{text}` is declared twice", name.span,
+                                        path, hint="keep one declaration"))
+            seen.add(text)
+    seen_sections: set[str] = set()
+    for section in policy.sections:
+        if section.event_class in seen_sections:
+            found.append(Diagnostic("E110", f"section `on {section.event_class}:` appears twice",
+                                    section.span, path, hint="merge the two sections"))
+        seen_sections.add(section.event_class)
+        if section.reveal and section.event_class != "enter":
+            found.append(Diagnostic("E151", "`reveal` belongs under `on enter:`", section.span,
+                                    path))
+        for rule in section.rules:
+            found.extend(_check_rule(rule, section.event_class, path))
+    return found
+
+
+def _check_rule(rule: ast.Rule, event_class: str, path: str) -> list[Diagnostic]:
+    sets, roles = _SETS[event_class], _ROLES[event_class]
+    found = []
+
+    def bad(word: str, allowed: set[str], what: str) -> None:
+        allowed_text = ", ".join(sorted(allowed)) or "none"
+        found.append(Diagnostic("E151", f"`{word}` is not a {what} of `on {event_class}:` rules",
+                                rule.span, path, hint=f"use one of: {allowed_text}"))
+
+    for word in rule.over:
+        if word not in sets:
+            bad(word, sets, "role set")
+    for word in rule.path:
+        if word not in roles:
+            bad(word, roles, "role")
+    if len(set(rule.path)) != len(rule.path):
+        found.append(Diagnostic("E151", "a rule's chain names a role twice", rule.span, path,
+                                hint="chains are of pairwise distinct agents"))
+    for word in rule.excepted:
+        if word not in roles:
+            bad(word, roles, "role")
+    if rule.condition is not None and (rule.condition.truster, rule.condition.trusted) != (
+            "listener", "speaker"):
+        found.append(Diagnostic("E151", "only `trusts(listener, speaker)` can be tested",
+                                rule.condition.span, path,
+                                hint="write `if trusts(listener, speaker)`"))
+    if rule.condition is not None and "listener" not in rule.path and not rule.over:
+        found.append(Diagnostic("E151", "a trust condition needs `listener` in the rule's chain",
+                                rule.span, path))
+    if rule.condition is not None and rule.over:
+        found.append(Diagnostic("E151", "`every chain over` rules take no condition",
+                                rule.span, path, hint="use the `believers` set instead"))
+    return found
+
+
+@lru_cache(maxsize=None)
+def _default_policy() -> ast.Policy:
+    file, _ = parse_file(shipped_policy_path("default"))
+    return _only_policy(file)
+
+
+def _only_policy(file: ast.File) -> ast.Policy:
+    return next(item for item in file.items if isinstance(item, ast.Policy))
+
+
+def resolve(policy: ast.Policy) -> PolicyModel:
+    """Fill what `policy` leaves out from the shipped default policy."""
+    default = _default_policy()
+    sections = {s.event_class: s for s in default.sections}
+    sections.update({s.event_class: s for s in policy.sections})
+    return PolicyModel(
+        name=policy.name.text,
+        depth=policy.depth or default.depth,
+        trust=policy.trust or default.trust,
+        authorities={s.name.text: s.authority for s in policy.sources},
+        cardinality={p.key.text: p.cardinality for p in policy.predicates},
+        sections=sections,
+    )
+
+
+def load_policy(use: Optional[ast.UsePolicy], inline: dict[str, ast.Policy],
+                base: Path, path: str) -> tuple[Optional[ast.Policy], list[Diagnostic]]:
+    """The policy a file's `use policy` names: inline, shipped, or a path (quoted, .tom).
+
+    Returns (policy, diagnostics); the policy is None when it cannot be loaded (E104), and
+    the diagnostics then explain why. Errors inside a policy file are reported against it.
+    """
+    if use is None:
+        if len(inline) == 1:
+            return next(iter(inline.values())), []
+        return _default_policy(), []
+    target = use.target.text
+    if target in inline:
+        return inline[target], []
+    if use.target.quoted and (target.endswith(".tom") or "/" in target):
+        file_path = (base / target)
+        try:
+            file, _ = parse_file(file_path)
+        except DiagnosticError as err:
+            if err.diagnostics and err.diagnostics[0].span is None:
+                return None, [Diagnostic("E104", f"cannot read policy file `{target}`", use.span,
+                                         path, hint=f"no such file: {file_path}")]
+            return None, err.diagnostics
+        policies = [i for i in file.items if isinstance(i, ast.Policy)]
+        if len(policies) != 1:
+            return None, [Diagnostic("E104", f"`{target}` must define exactly one policy",
+                                     use.span, path)]
+        problems = check_policy(policies[0], str(file_path))
+        return (None if problems else policies[0]), problems
+    if target in shipped_names():
+        file, _ = parse_file(shipped_policy_path(target))
+        return _only_policy(file), []
+    hint = did_you_mean(target, [*shipped_names(), *inline])
+    return None, [Diagnostic("E104", f"unknown policy `{target}`", use.target.span, path,
+                             hint=hint or 'name a shipped policy or a file: "path/x.tom"')]

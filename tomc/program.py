@@ -1,0 +1,129 @@
+"""The checked program: what the checker hands to the compiler and to the reference interpreter.
+
+Names are resolved to plain strings, events are numbered by step (1..n in file order), every
+fact carries its canonical key, and the policy is resolved (sections missing from a user
+policy are taken from the shipped default, SEMANTICS.md section 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+from tomc.dsl import ast
+
+EventKind = Literal["enter", "exit", "state", "move", "set", "tell", "says", "announce",
+                    "claim", "wait", "noop"]
+
+# Which routing section of a policy an event kind goes through (None: no beliefs change).
+EVENT_CLASS: dict[str, Optional[str]] = {
+    "enter": "enter", "exit": None, "state": "observe", "move": "observe", "set": "observe",
+    "tell": "tell", "says": "announce", "announce": "announce", "claim": "claim",
+    "wait": None, "noop": None,
+}
+
+
+@dataclass(frozen=True)
+class PolicyModel:
+    """A resolved policy.
+
+    `authorities` maps a source (or speaking agent) to its integer authority (default 0);
+    `cardinality` maps a key to "one" or "many" (default "one"); `sections` maps an event
+    class (observe, enter, tell, announce, claim) to its routing section.
+    """
+
+    name: str
+    depth: int
+    trust: Literal["credulous", "exit_order", "authority"]
+    authorities: dict[str, int]
+    cardinality: dict[str, str]
+    sections: dict[str, ast.Section]
+
+    @property
+    def reveal(self) -> str:
+        """What entering a room reveals: "nothing" or "contents"."""
+        return self.sections["enter"].reveal or "nothing"
+
+    def authority(self, source: Optional[str]) -> int:
+        """The authority of a source or speaking agent; 0 when the policy does not name it."""
+        return self.authorities.get(source, 0) if source is not None else 0
+
+    def is_many(self, key: str) -> bool:
+        """True when `key` is declared `many` (a set of values)."""
+        return self.cardinality.get(key, "one") == "many"
+
+
+@dataclass(frozen=True)
+class EventModel:
+    """One event at `step`.
+
+    `agents` are the actors (who enter or exit; the mover or setter); `speaker` is who
+    tells, says or announces (or the `by` of a claim); `listeners` is given for tell
+    (the listener) and for claims to a list of agents, and None when the runtime derives
+    it from presence (says: the speaker's room; announce and claims to all: everyone).
+    `source` names the source a value comes from (the speaker for speech, the claim's
+    source, or None for an observation), with its `authority` from the policy.
+    """
+
+    step: int
+    kind: EventKind
+    text: str
+    line: int
+    agents: tuple[str, ...] = ()
+    room: Optional[str] = None
+    key: Optional[str] = None
+    value: Optional[str] = None
+    speaker: Optional[str] = None
+    listeners: Optional[tuple[str, ...]] = None
+    source: Optional[str] = None
+    authority: int = 0
+    published: Optional[str] = None
+    valid_from: Optional[str] = None
+    many: bool = False
+
+    @property
+    def event_class(self) -> Optional[str]:
+        """The policy section that routes this event, or None."""
+        return EVENT_CLASS[self.kind]
+
+
+@dataclass(frozen=True)
+class QueryModel:
+    """An `expect` or `ask`, evaluated at `step` (the events before it, or `at step N`).
+
+    `chain` is empty for the truth. For an expect, `expected` holds the expected values
+    (empty for `unknown`) and `expect_set` says whether a set was written.
+    """
+
+    kind: Literal["expect", "ask"]
+    chain: tuple[str, ...]
+    key: str
+    step: int
+    text: str
+    line: int
+    span: Optional[ast.Span] = None
+    expected: tuple[str, ...] = ()
+    expect_set: bool = False
+    many: bool = False
+
+
+@dataclass
+class ScenarioModel:
+    """A checked scenario, ready to compile or interpret."""
+
+    name: str
+    path: str
+    policy: PolicyModel
+    agents: list[str] = field(default_factory=list)
+    rooms: list[str] = field(default_factory=list)
+    events: list[EventModel] = field(default_factory=list)
+    queries: list[QueryModel] = field(default_factory=list)
+
+    def chains(self) -> list[tuple[str, ...]]:
+        """Every chain of pairwise distinct agents of length 1..depth, in a stable order."""
+        out: list[tuple[str, ...]] = []
+        frontier: list[tuple[str, ...]] = [()]
+        for _ in range(self.policy.depth):
+            frontier = [c + (a,) for c in frontier for a in self.agents if a not in c]
+            out.extend(frontier)
+        return out

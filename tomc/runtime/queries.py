@@ -1,0 +1,99 @@
+"""Answering `expect` and `ask` with Cypher reads of the scenario's graphs.
+
+`belief(chain, key, step)` reads the chain's mind graph (the world graph for the truth);
+provenance reads the event of the step a belief was adopted at, with its witnesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from tomc.compiler.plan import Plan
+from tomc.compiler.templates import render
+from tomc.program import QueryModel
+from tomc.runtime.connection import Database
+
+
+@dataclass
+class Provenance:
+    """Where a belief came from: the event (step, kind, .tom line and text) and witnesses."""
+
+    step: int
+    kind: str
+    text: str
+    line: int
+    witnesses: list[str]
+    source: Optional[str] = None
+    support: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    """The answer to one query: the values held (empty: unknown), with provenance.
+
+    `passed` is None for an `ask`, else whether the expectation holds.
+    """
+
+    query: QueryModel
+    values: list[str]
+    provenance: list[Provenance] = field(default_factory=list)
+    contested: list[str] = field(default_factory=list)
+    passed: Optional[bool] = None
+
+    @property
+    def shown(self) -> str:
+        """The value as a reader writes it: `unknown`, `v`, or `{a, b}` for a set."""
+        if not self.values:
+            return "unknown"
+        if self.query.many:
+            return "{" + ", ".join(self.values) + "}"
+        return self.values[0]
+
+    def to_json(self) -> dict:
+        """The machine form used by `--json`."""
+        q = self.query
+        return {
+            "kind": q.kind, "line": q.line, "text": q.text,
+            "chain": list(q.chain), "key": q.key, "step": q.step,
+            "value": None if not self.values else (self.values if q.many else self.values[0]),
+            "expected": (list(q.expected) if q.kind == "expect" else None),
+            "passed": self.passed, "contested": self.contested,
+            "provenance": [vars(p) for p in self.provenance],
+        }
+
+
+def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int) -> list[dict]:
+    """Rows {value, since, source, support, authority, contested} held by `chain` at `step`."""
+    graph = plan.mind_graph(chain[0]) if chain else plan.world_graph
+    result = db.graph(graph).ro_query(render("read_belief.cypher"),
+                                      {"agents": list(chain), "key": key, "step": step})
+    columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
+    return [dict(zip(columns, row)) for row in result.result_set]
+
+
+def event(db: Database, plan: Plan, step: int) -> Optional[dict]:
+    """The event at `step` with its witnesses, or None."""
+    result = db.graph(plan.world_graph).ro_query(render("read_event.cypher"), {"step": step})
+    if not result.result_set:
+        return None
+    columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
+    return dict(zip(columns, result.result_set[0]))
+
+
+def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
+    """Evaluate one expect or ask at its step."""
+    rows = belief(db, plan, query.chain, query.key, query.step)
+    values = sorted(r["value"] for r in rows)
+    provenance = []
+    for row in rows:
+        found = event(db, plan, row["since"])
+        if found:
+            provenance.append(Provenance(found["step"], found["kind"], found["text"],
+                                         found["line"], sorted(found["witnesses"]),
+                                         row["source"], list(row["support"] or [])))
+    contested = sorted({v for r in rows for v in r["contested"]})
+    passed = None
+    if query.kind == "expect":
+        passed = sorted(set(query.expected)) == sorted(set(values))
+    return Answer(query, values, provenance, contested, passed)

@@ -1,8 +1,35 @@
-"""`tomc import hitom DATA.json -o DIR` (being written)."""
+"""`tomc import hitom DATA.json -o DIR`: Hi-ToM stories and questions -> .tom files + index.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import typer
 
+from tomc.importers.hitom import INDEX_FILE, HitomImportError, import_hitom
 
-def hitom(data: str = typer.Argument(..., help="Hi-ToM_data.json")) -> None:
-    """Turn Hi-ToM stories into .tom files."""
-    raise typer.Exit(2)
+
+def hitom(
+    data: Path = typer.Argument(..., help="The released Hi-ToM_data.json"),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder for the .tom files and index.json"),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON"),
+) -> None:
+    """Turn Hi-ToM stories into one .tom scenario each, with an index joining asks to records.
+
+    Exit 0 on success, 2 when the data is unreadable or malformed or DIR is unwritable.
+    """
+    try:
+        stories = import_hitom(data, out)
+    except HitomImportError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2)
+    questions = [question for story in stories for question in story.questions]
+    records = sum(len(question.records) for question in questions)
+    if json_output:
+        typer.echo(json.dumps({"stories": len(stories), "questions": len(questions),
+                               "records": records, "out": str(out),
+                               "index": str(out / INDEX_FILE)}))
+    else:
+        typer.echo(f"{len(stories)} stories, {len(questions)} questions ({records} records) "
+                   f"written to {out}")

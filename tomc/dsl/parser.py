@@ -37,7 +37,6 @@ _TERMINAL_WORDS = {
     "MORETHAN": "`>`",
     "DOT": "`.`",
     "TRUST_MODE": "credulous, exit_order or authority",
-    "CARDINALITY": "one or many",
     "EVENT_CLASS": "observe, enter, tell, announce or claim",
     "REVEAL_MODE": "nothing or contents",
     "ROLE": "a role (speaker, listener, actor)",

@@ -6,61 +6,13 @@ provenance reads the event of the step a belief was adopted at, with its witness
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
+from tomc.answers import Answer, Provenance, expectation_holds
 from tomc.compiler.plan import Plan
 from tomc.compiler.templates import render
 from tomc.program import QueryModel
 from tomc.runtime.connection import Database
-
-
-@dataclass
-class Provenance:
-    """Where a belief came from: the event (step, kind, .tom line and text) and witnesses."""
-
-    step: int
-    kind: str
-    text: str
-    line: int
-    witnesses: list[str]
-    source: Optional[str] = None
-    support: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Answer:
-    """The answer to one query: the values held (empty: unknown), with provenance.
-
-    `passed` is None for an `ask`, else whether the expectation holds.
-    """
-
-    query: QueryModel
-    values: list[str]
-    provenance: list[Provenance] = field(default_factory=list)
-    contested: list[str] = field(default_factory=list)
-    passed: Optional[bool] = None
-
-    @property
-    def shown(self) -> str:
-        """The value as a reader writes it: `unknown`, `v`, or `{a, b}` for a set."""
-        if not self.values:
-            return "unknown"
-        if self.query.many:
-            return "{" + ", ".join(self.values) + "}"
-        return self.values[0]
-
-    def to_json(self) -> dict:
-        """The machine form used by `--json`."""
-        q = self.query
-        return {
-            "kind": q.kind, "line": q.line, "text": q.text,
-            "chain": list(q.chain), "key": q.key, "step": q.step,
-            "value": None if not self.values else (self.values if q.many else self.values[0]),
-            "expected": (list(q.expected) if q.kind == "expect" else None),
-            "passed": self.passed, "contested": self.contested,
-            "provenance": [vars(p) for p in self.provenance],
-        }
 
 
 def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int) -> list[dict]:
@@ -93,7 +45,4 @@ def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
                                          found["line"], sorted(found["witnesses"]),
                                          row["source"], list(row["support"] or [])))
     contested = sorted({v for r in rows for v in r["contested"]})
-    passed = None
-    if query.kind == "expect":
-        passed = sorted(set(query.expected)) == sorted(set(values))
-    return Answer(query, values, provenance, contested, passed)
+    return Answer(query, values, provenance, contested, expectation_holds(query, values))

@@ -8,7 +8,7 @@ FOREACH (_ IN CASE WHEN s IS NULL THEN [] ELSE [1] END | CREATE (s)-[:WITNESSED]
 WITH e, s, speaker_room
 OPTIONAL MATCH (t:Perspective)-[:HOLDS]->(held:Belief {key: $key})
 WHERE size(t.agents) = 0 AND held.until IS NULL
-WITH e, s, speaker_room, head(collect(held.room)) AS key_room
+WITH e, s, speaker_room, min(held.room) AS key_room
 {% if audience == "speaker_room" -%}
 OPTIONAL MATCH (l:Agent)-[here:IN]->(speaker_room) WHERE here.until IS NULL AND l <> s
 {%- elif audience == "room" -%}

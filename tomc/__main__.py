@@ -1,0 +1,5 @@
+"""`python -m tomc` runs the CLI."""
+
+from tomc.cli.main import main
+
+main()

@@ -1,0 +1,28 @@
+"""`tomc check FILE...`: parse and validate only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tomc.cli.common import (EXIT_BAD_INPUT, EXIT_OK, JSON_OPTION, check_all, diagnostics_json,
+                             emit_json)
+
+
+def check(files: list[Path] = typer.Argument(..., help=".tom files to check."),
+          json_output: bool = JSON_OPTION) -> None:
+    """Parse and check files without running them. Diagnostics read
+    `file:line:col: error[CODE]: message` (codes: docs/diagnostics.md). Exit 0 if all
+    files are valid, 2 otherwise."""
+    results = check_all(files, quiet_json=json_output)
+    ok = all(r.ok for r in results)
+    if json_output:
+        emit_json({"ok": ok, "files": [{"path": r.path, "ok": r.ok,
+                                        "scenarios": [s.name for s in r.scenarios]}
+                                       for r in results],
+                   "diagnostics": diagnostics_json(results)})
+    elif ok:
+        count = sum(len(r.scenarios) for r in results)
+        typer.echo(f"ok: {len(results)} file(s), {count} scenario(s)")
+    raise typer.Exit(EXIT_OK if ok else EXIT_BAD_INPUT)

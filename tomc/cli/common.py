@@ -1,0 +1,71 @@
+"""What every verb shares: loading and checking files, printing diagnostics, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+
+from tomc.dsl.checker import CheckResult, check_file
+from tomc.runtime.connection import Database, connect
+from tomc.runtime.errors import DatabaseUnavailable
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
+
+DB_OPTION = typer.Option(None, "--db", envvar="FALKORDB_URL",
+                         help="FalkorDB server URL (redis://host:port or unix:///path.sock). "
+                              "Default: an embedded FalkorDB started for this command.")
+DATA_OPTION = typer.Option(None, "--data",
+                           help="Data folder of the embedded FalkorDB "
+                                "(default: $TOMC_DATA or ~/.local/share/tomc).")
+JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+
+
+def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
+    """Check every file; print diagnostics to stderr (unless JSON output is wanted)."""
+    results = [check_file(f) for f in files]
+    if not quiet_json:
+        for result in results:
+            for diagnostic in result.diagnostics:
+                typer.echo(diagnostic.render(result.source), err=True)
+    return results
+
+
+def diagnostics_json(results: list[CheckResult]) -> list[dict]:
+    """Every diagnostic of every file, as JSON objects."""
+    return [d.to_json() for r in results for d in r.diagnostics]
+
+
+def emit_json(payload) -> None:
+    """Print one JSON document on stdout."""
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+@contextmanager
+def database(url: Optional[str], data: Optional[Path]) -> Iterator[Database]:
+    """Connect, or print one line and exit 3 when FalkorDB is unavailable."""
+    try:
+        with connect(url, data) as db:
+            yield db
+    except DatabaseUnavailable as err:
+        typer.echo(f"tomc: database unavailable: {err}", err=True)
+        raise typer.Exit(EXIT_NO_DATABASE) from None
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Files as given; folders become every .tom file below them, sorted."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(sorted(path.rglob("*.tom")))
+        else:
+            out.append(path)
+    return out
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,53 @@
+"""Human-readable reports of scenario runs: answers with provenance, expectations pass/fail."""
+
+from __future__ import annotations
+
+from tomc.answers import Answer
+from tomc.runner import ScenarioRun
+
+
+def describe_subject(answer: Answer) -> str:
+    """`truth KEY` or `A > B believes KEY`, at step N when asked about the past."""
+    q = answer.query
+    who = "truth" if not q.chain else " > ".join(q.chain) + " believes"
+    return f"{who} {q.key}"
+
+
+def provenance_lines(answer: Answer) -> list[str]:
+    """One line per value: the step, .tom line and text of the event, its witnesses."""
+    lines = []
+    for p in answer.provenance:
+        source = f"; source: {', '.join(p.support)}" if p.support else ""
+        witnesses = ", ".join(p.witnesses) or "none"
+        lines.append(f"      from step {p.step} (line {p.line}): {p.text}"
+                     f"  [witnesses: {witnesses}{source}]")
+    if answer.contested:
+        lines.append(f"      contested by: {', '.join(answer.contested)}")
+    return lines
+
+
+def render_run(run: ScenarioRun) -> str:
+    """The report of one scenario: a header, then each expect and ask in file order."""
+    s = run.scenario
+    out = [f"scenario {s.name}  ({s.path}, policy {s.policy.name}, {len(s.events)} events)"]
+    for answer in run.answers:
+        q = answer.query
+        if q.kind == "ask":
+            at = f" at step {q.step}" if q.step != len(s.events) else ""
+            out.append(f"  ask  {describe_subject(answer)}{at} = {answer.shown}"
+                       f"   (line {q.line})")
+            out.extend(provenance_lines(answer))
+        elif answer.passed:
+            out.append(f"  PASS {q.text}   (line {q.line})")
+        else:
+            out.append(f"  FAIL {q.text}   (line {q.line})")
+            out.append(f"      actual: {answer.shown}")
+            out.extend(provenance_lines(answer))
+    return "\n".join(out)
+
+
+def summary_line(runs: list[ScenarioRun]) -> str:
+    """`N passed, N failed` over every expectation of every run."""
+    passed = sum(1 for r in runs for a in r.answers if a.passed is True)
+    failed = sum(1 for r in runs for a in r.answers if a.passed is False)
+    return f"{passed} passed, {failed} failed"

@@ -1,0 +1,288 @@
+"""A pure-Python reference interpreter of SEMANTICS.md sections 1-4: no FalkorDB.
+
+Written for clarity over speed: explicit state for every chain (the truth is the empty
+chain), every belief version kept with the steps it held, and the policy's routing rules
+interpreted directly. The FalkorDB engine must agree with it on `belief(chain, key, step)`
+for every chain, key and step (SEMANTICS.md section 5, invariant 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from tomc.answers import Answer, Provenance, expectation_holds
+from tomc.dsl import ast
+from tomc.program import EventModel, QueryModel, ScenarioModel
+
+Chain = tuple[str, ...]
+TRUTH: Chain = ()
+
+
+@dataclass
+class Fact:
+    """A value arriving at a perspective: `key = value` from `source` (None: observed)."""
+
+    key: str
+    value: str
+    many: bool
+    room: Optional[str] = None
+    source: Optional[str] = None
+    authority: int = 0
+    published: Optional[str] = None
+    valid_from: str = ""
+
+
+@dataclass
+class Belief:
+    """One version of a chain's belief about a key, held from `since` until `until`."""
+
+    key: str
+    value: str
+    since: int
+    kind: str
+    source: Optional[str]
+    authority: int
+    published: Optional[str]
+    valid_from: str
+    room: Optional[str]
+    support: list[str] = field(default_factory=list)
+    until: Optional[int] = None
+    valid_to: Optional[str] = None
+    contested: list[tuple[int, str]] = field(default_factory=list)  # (step, value)
+
+
+@dataclass
+class Stay:
+    """An agent's presence in a room from step `since` until step `until` (None: still there)."""
+
+    agent: str
+    room: str
+    since: int
+    until: Optional[int] = None
+
+
+@dataclass
+class EventRecord:
+    """What provenance shows of an event."""
+
+    step: int
+    kind: str
+    text: str
+    line: int
+    witnesses: list[str]
+
+
+class ReferenceInterpreter:
+    """Runs one checked scenario in memory; then `belief()` and `answer()` read the state."""
+
+    def __init__(self, scenario: ScenarioModel):
+        self.scenario = scenario
+        self.policy = scenario.policy
+        self.chains = set(scenario.chains())
+        self.beliefs: dict[Chain, list[Belief]] = {c: [] for c in [TRUTH, *self.chains]}
+        self.stays: list[Stay] = []
+        self.events: dict[int, EventRecord] = {}
+
+    # ------------------------------------------------------------------ world
+
+    def room_of(self, agent: str) -> Optional[str]:
+        """The room `agent` is in now, or None."""
+        return next((s.room for s in self.stays if s.agent == agent and s.until is None), None)
+
+    def present(self, room: Optional[str]) -> list[str]:
+        """The agents in `room` now."""
+        return [s.agent for s in self.stays if s.room == room and s.until is None]
+
+    def latest_exit(self, agent: Optional[str], room: Optional[str]) -> int:
+        """The step of `agent`'s most recent exit from `room`; 0 if never (the earliest)."""
+        return max((s.until for s in self.stays
+                    if s.agent == agent and s.room == room and s.until is not None), default=0)
+
+    def trusts(self, listener: str, speaker: Optional[str], key: str) -> bool:
+        """trusts(L, S) under the policy's trust mode (SEMANTICS.md sections 3 and 4)."""
+        if self.policy.trust != "exit_order" or speaker is None:
+            return True
+        rooms = [b.room for b in self.open(TRUTH, key) if b.room is not None]
+        key_room = min(rooms) if rooms else None
+        return self.latest_exit(speaker, key_room) > self.latest_exit(listener, key_room)
+
+    # ------------------------------------------------------------------ events
+
+    def run(self) -> "ReferenceInterpreter":
+        """Apply every event in step order; returns self."""
+        for event in self.scenario.events:
+            self.apply(event)
+        return self
+
+    def apply(self, event: EventModel) -> None:
+        """Apply one event: the world changes, then the truth, then the routed chains."""
+        witnesses: list[str] = []
+        if event.kind == "enter":
+            for agent in event.agents:
+                for stay in self.stays:
+                    if stay.agent == agent and stay.until is None:
+                        stay.until = event.step
+                self.stays.append(Stay(agent, event.room, event.step))
+            witnesses = self.present(event.room)
+            if self.policy.reveal == "contents":
+                facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
+                         for b in self.open_all(TRUTH) if b.room == event.room]
+                self.route_observation(event, witnesses, facts)
+        elif event.kind == "exit":
+            for stay in self.stays:
+                if stay.agent in event.agents and stay.room == event.room and stay.until is None:
+                    stay.until = event.step
+        elif event.kind in ("state", "move", "set"):
+            room = event.room if event.kind == "state" else self.room_of(event.agents[0])
+            witnesses = self.present(room) if room is not None else list(event.agents)
+            fact = Fact(event.key, event.value, event.many, room)
+            self.route_observation(event, witnesses, [fact])
+        elif event.kind in ("tell", "says", "announce", "claim"):
+            witnesses = self.communicate(event)
+        self.events[event.step] = EventRecord(event.step, event.kind, event.text, event.line,
+                                              sorted(witnesses))
+
+    def route_observation(self, event: EventModel, witnesses: list[str],
+                          facts: list[Fact]) -> None:
+        if event.kind != "enter":
+            for fact in facts:
+                self.adopt(TRUTH, fact, event, force=True)
+        section = self.policy.sections.get("observe")
+        for rule in section.rules if section else []:
+            members = set(witnesses) if "witnesses" in rule.over else set()
+            for chain in self.chains_over(members, rule, speaker=None, listeners=[]):
+                for fact in facts:
+                    self.adopt(chain, fact, event, force=True)
+
+    def listeners(self, event: EventModel) -> list[str]:
+        """Who hears a communication, the speaker excluded."""
+        speaker = event.speaker
+        if event.kind == "says":
+            heard = self.present(self.room_of(speaker))
+        elif event.listeners is not None:
+            heard = list(event.listeners)
+        elif event.room is not None:
+            heard = self.present(event.room)
+        else:
+            heard = list(self.scenario.agents)
+        return [a for a in heard if a != speaker]
+
+    def communicate(self, event: EventModel) -> list[str]:
+        speaker = event.speaker
+        heard = self.listeners(event)
+        believers = [a for a in heard if self.trusts(a, speaker, event.key)]
+        fact = Fact(event.key, event.value, event.many, None, event.source, event.authority,
+                    event.published, event.valid_from or event.published or "")
+        authority_trust = self.policy.trust == "authority"
+        if event.kind == "claim":
+            self.adopt(TRUTH, fact, event, force=not authority_trust)
+        section = self.policy.sections.get(event.event_class)
+        for rule in section.rules if section else []:
+            if rule.over:
+                sets = {"listeners": heard, "believers": believers,
+                        "speaker": [speaker] if speaker else []}
+                members = {a for s in rule.over for a in sets[s]}
+                chains = self.chains_over(members, rule, speaker, heard)
+            else:
+                chains = self.chains_on_path(rule, speaker, heard, believers)
+            for chain in chains:
+                if chain == (speaker,):
+                    continue  # S's own belief never changes because S said something
+                force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
+                self.adopt(chain, fact, event, force)
+        return ([speaker] if speaker else []) + heard
+
+    def chains_over(self, members: set[str], rule: ast.Rule, speaker: Optional[str],
+                    listeners: list[str]) -> list[Chain]:
+        """Every chain made only of `members`, minus the one-agent chains of excepted roles."""
+        excepted = set()
+        for role in rule.excepted:
+            excepted |= {(speaker,)} if role == "speaker" else {(a,) for a in listeners}
+        return sorted(c for c in self.chains if set(c) <= members and c not in excepted)
+
+    def chains_on_path(self, rule: ast.Rule, speaker: Optional[str], listeners: list[str],
+                       believers: list[str]) -> list[Chain]:
+        """The rule's chain of roles, once per listener that meets the rule's condition."""
+        if "listener" not in rule.path:
+            candidates = [tuple(speaker for _ in rule.path)]
+        else:
+            chosen = listeners
+            if rule.condition is not None:
+                chosen = [a for a in listeners if (a in believers) != rule.condition.negated]
+            candidates = [tuple(a if role == "listener" else speaker for role in rule.path)
+                          for a in chosen]
+        return [c for c in candidates if c in self.chains]
+
+    # ------------------------------------------------------------------ resolution
+
+    def open(self, chain: Chain, key: str) -> list[Belief]:
+        """The chain's current (not superseded) beliefs about `key`."""
+        return [b for b in self.beliefs[chain] if b.key == key and b.until is None]
+
+    def open_all(self, chain: Chain) -> list[Belief]:
+        return [b for b in self.beliefs[chain] if b.until is None]
+
+    def adopt(self, chain: Chain, fact: Fact, event: EventModel, force: bool) -> str:
+        """Resolve `fact` into `chain` (SEMANTICS.md section 4); returns the outcome."""
+        current = [b for b in self.open(chain, fact.key)
+                   if not fact.many or b.value == fact.value]
+        held = current[0] if current else None
+        if held is None:
+            outcome = "adopt"
+        elif held.value == fact.value:
+            outcome = "corroborate"
+        elif force or _outranks(fact, held):
+            outcome = "supersede"
+        else:
+            outcome = "contest"
+        if outcome == "corroborate":
+            if fact.source is not None and fact.source not in held.support:
+                held.support.append(fact.source)
+            held.authority = max(held.authority, fact.authority)
+        elif outcome == "contest":
+            held.contested.append((event.step, fact.value))
+        else:
+            if held is not None:
+                held.until, held.valid_to = event.step, fact.valid_from
+            self.beliefs[chain].append(Belief(
+                fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
+                fact.published, fact.valid_from, fact.room,
+                [fact.source] if fact.source is not None else []))
+        return outcome
+
+    # ------------------------------------------------------------------ reads
+
+    def belief(self, chain: Chain, key: str, step: int) -> list[Belief]:
+        """The versions `chain` held about `key` at `step` (knowledge time), by value."""
+        held = [b for b in self.beliefs[chain] if b.key == key and b.since <= step
+                and (b.until is None or b.until > step)]
+        return sorted(held, key=lambda b: b.value)
+
+    def answer(self, query: QueryModel) -> Answer:
+        """Evaluate an expect or ask like the FalkorDB engine does."""
+        held = self.belief(query.chain, query.key, query.step)
+        values = [b.value for b in held]
+        provenance = []
+        for b in held:
+            e = self.events.get(b.since)
+            if e:
+                provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
+                                             b.source, list(b.support)))
+        contested = sorted({v for b in held for s, v in b.contested if s <= query.step})
+        return Answer(query, values, provenance, contested, expectation_holds(query, values))
+
+
+def _outranks(fact: Fact, held: Belief) -> bool:
+    """The supersede rows of the resolution table (SEMANTICS.md section 4)."""
+    undated = fact.published is None or held.published is None
+    if fact.authority > held.authority:
+        return undated or fact.published >= held.published
+    if fact.authority == held.authority:
+        return undated or fact.published > held.published
+    return False
+
+
+def run_reference(scenario: ScenarioModel) -> ReferenceInterpreter:
+    """Interpret a checked scenario; returns the interpreter holding its final state."""
+    return ReferenceInterpreter(scenario).run()

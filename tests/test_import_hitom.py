@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from tomc.cli.import_cmd import hitom
+from tomc.cli.main import app
 from tomc.dsl import ast
 from tomc.dsl.parser import parse
 from tomc.importers.hitom import HitomImportError, import_hitom, read_stories, story_to_tom
 
 DATA = Path(__file__).parents[2] / "shared" / "data" / "hitom" / "Hi-ToM_data.json"
-
-pytestmark = pytest.mark.skipif(not DATA.exists(), reason=f"Hi-ToM data not found at {DATA}")
 
 
 @pytest.fixture(scope="module")
@@ -144,28 +144,28 @@ def test_prompt_lines_are_not_story(tmp_path):
     assert len(story.questions[0].records) == 3
 
 
-@pytest.fixture
-def cli():
-    app = typer.Typer()
-    app.command()(hitom)
-    app.callback()(lambda: None)  # keeps `hitom` a subcommand, as under `tomc import`
-    return lambda *args: CliRunner().invoke(app, ["hitom", *map(str, args)])
+def _tomc(*args) -> subprocess.CompletedProcess:
+    """Run the real `tomc` entry point in a child process, so stdout and stderr stay apart."""
+    return subprocess.run([sys.executable, "-c", "from tomc.cli.main import main; main()",
+                           *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
 
 
-def test_cli_summary_and_json(cli, tmp_path):
-    result = cli(DATA, "-o", tmp_path)
+def test_cli_summary_and_json(tmp_path):
+    result = CliRunner().invoke(app, ["import", "hitom", str(DATA), "-o", str(tmp_path)])
     assert result.exit_code == 0
     assert result.stdout == f"120 stories, 600 questions (1200 records) written to {tmp_path}\n"
-    summary = json.loads(cli(DATA, "-o", tmp_path, "--json").stdout)
+    result = CliRunner().invoke(app, ["import", "hitom", str(DATA), "-o", str(tmp_path), "--json"])
+    summary = json.loads(result.stdout)
     assert summary["stories"] == 120 and summary["questions"] == 600
 
 
 @pytest.mark.parametrize("content", [None, "{not json", '{"data": 3}', '{"data": [{}]}'])
-def test_cli_bad_data_is_one_error_line_and_exit_2(cli, tmp_path, content):
+def test_cli_bad_data_is_one_error_line_and_exit_2(tmp_path, content):
     data = tmp_path / "data.json"
     if content is not None:
         data.write_text(content, encoding="utf-8")
-    result = cli(data, "-o", tmp_path / "out")
-    assert result.exit_code == 2
+    result = _tomc("import", "hitom", data, "-o", tmp_path / "out")
+    assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1

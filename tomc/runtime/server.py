@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -123,7 +125,7 @@ class EmbeddedServer:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
-        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=2)
+        client = _client(self.socket_path)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 reason = self._log_tail() or (self.process.stderr.read() or b"").decode(
@@ -154,7 +156,7 @@ class EmbeddedServer:
         """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s."""
         if self.process is not None and self.process.poll() is None:
             try:
-                redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5).shutdown()
+                _client(self.socket_path).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
                 self.process.send_signal(signal.SIGTERM)
             try:
@@ -175,7 +177,7 @@ class EmbeddedServer:
             pid = None
         if pid and _alive(pid):
             try:
-                redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5).shutdown()
+                _client(self.socket_path).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
                 if _is_redis(pid):
                     os.kill(pid, signal.SIGTERM)
@@ -210,6 +212,12 @@ class EmbeddedServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _client(socket_path: Path) -> redis.Redis:
+    """A control connection that fails at once instead of retrying (SHUTDOWN closes it)."""
+    return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=5,
+                       retry=Retry(NoBackoff(), 0))
 
 
 def _alive(pid: int) -> bool:

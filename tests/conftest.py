@@ -1,0 +1,30 @@
+"""Shared fixtures: one real FalkorDB for the whole test session (never a mock).
+
+`FALKORDB_URL` points the tests at a server; otherwise an embedded FalkorDB starts in a
+temporary data folder and stops when the session ends.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tomc.runtime.connection import connect
+
+REPO = Path(__file__).resolve().parents[1]
+SCENARIOS = REPO / "scenarios"
+
+
+@pytest.fixture(scope="session")
+def db(tmp_path_factory):
+    """A live Database shared by every test that needs FalkorDB."""
+    with connect(os.environ.get("FALKORDB_URL"), tmp_path_factory.mktemp("falkordb")) as database:
+        yield database
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory) -> Path:
+    """A data folder for CLI runs that start their own embedded FalkorDB."""
+    return tmp_path_factory.mktemp("cli-data")

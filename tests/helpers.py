@@ -1,0 +1,30 @@
+"""Small helpers for tests: check .tom text, run it on FalkorDB and on the reference."""
+
+from __future__ import annotations
+
+from tomc.dsl.checker import check_text
+from tomc.program import ScenarioModel
+from tomc.runner import ScenarioRun, run_scenario
+
+
+def scenario(text: str) -> ScenarioModel:
+    """The one scenario of `text`; fails the test with the rendered diagnostics if invalid."""
+    result = check_text(text, "test.tom")
+    assert result.ok, "\n".join(d.render(text) for d in result.diagnostics)
+    return result.scenarios[0]
+
+
+def codes(text: str) -> list[str]:
+    """The diagnostic codes `text` gets from the checker."""
+    return [d.code for d in check_text(text, "test.tom").diagnostics]
+
+
+def run_both(db, text: str) -> tuple[ScenarioRun, ScenarioRun]:
+    """(FalkorDB run, reference run) of the scenario in `text`."""
+    model = scenario(text)
+    return run_scenario(model, "falkordb", db), run_scenario(model, "reference")
+
+
+def values(run: ScenarioRun) -> list[str]:
+    """Every answer as shown text, in file order."""
+    return [a.shown for a in run.answers]

@@ -19,6 +19,7 @@ class Provenance:
     witnesses: list[str]
     source: Optional[str] = None
     support: list[str] = field(default_factory=list)
+    rule: Optional[str] = None
 
 
 @dataclass

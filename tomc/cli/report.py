@@ -18,9 +18,10 @@ def provenance_lines(answer: Answer) -> list[str]:
     lines = []
     for p in answer.provenance:
         source = f"; source: {', '.join(p.support)}" if p.support else ""
+        rule = f"; rule: {p.rule}" if p.rule else ""
         witnesses = ", ".join(p.witnesses) or "none"
         lines.append(f"      from step {p.step} (line {p.line}): {p.text}"
-                     f"  [witnesses: {witnesses}{source}]")
+                     f"  [witnesses: {witnesses}{source}{rule}]")
     if answer.contested:
         lines.append(f"      contested by: {', '.join(answer.contested)}")
     return lines

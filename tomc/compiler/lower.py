@@ -92,22 +92,12 @@ def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
     if section_name in ("observe", "enter") or event.kind == "claim":
         force = "always" if not communication or policy.trust != "authority" else "never"
         plan.statements.append(Statement(
-            "world", render("route_truth.cypher", force=FORCE_EXPR[force]), dict(step),
+            "world", render("route_truth.cypher", force=FORCE_EXPR[force]),
+            {**step, "rule": "truth"},
             "route_truth.cypher", origin, bound=() if communication else ("facts",)))
     for rule in section.rules if section else []:
         plan.statements.append(_route(rule, step, communication, policy.trust, origin))
     return plan
-
-
-def _rule_text(rule: ast.Rule) -> str:
-    head = (f"every chain over {' + '.join(rule.over)}" if rule.over
-            else " > ".join(rule.path))
-    text = f"{head} adopts"
-    if rule.excepted:
-        text += " except " + ", ".join(rule.excepted)
-    if rule.condition:
-        text += f" if {'not ' if rule.condition.negated else ''}trusts(listener, speaker)"
-    return text
 
 
 def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
@@ -115,7 +105,7 @@ def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
     force = "always"
     if communication and trust == "authority":
         force = "speaker_chain"
-    common = {"rule_text": _rule_text(rule), "communication": communication,
+    common = {"rule_text": rule.text, "communication": communication,
               "force": FORCE_EXPR[force]}
     if rule.over:
         members = " + ".join(SET_EXPR[s] for s in rule.over)
@@ -128,7 +118,7 @@ def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
         condition: Optional[bool] = rule.condition.negated if rule.condition else None
         cypher = render("route_path.cypher", path=rule.path,
                         path_exprs=[ROLE_EXPR[r] for r in rule.path],
-                        condition=_rule_text(rule).split(" adopts")[1].strip() or None,
+                        condition=rule.text.split(" adopts")[1].strip() or None,
                         condition_expr=CONDITION_EXPR[condition], **common)
         minds = ("listeners",) if rule.path[0] == "listener" else ("speaker",)
         bound = ("listeners",) + (("believers",) if rule.condition else ())
@@ -137,4 +127,5 @@ def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
         template = "route_path.cypher"
     if not communication:
         bound = tuple(dict.fromkeys((*bound, "facts")))
-    return Statement("mind", cypher, dict(params), template, origin, minds=minds, bound=bound)
+    return Statement("mind", cypher, {**params, "rule": common["rule_text"]}, template, origin,
+                     minds=minds, bound=bound)

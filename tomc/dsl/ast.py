@@ -118,6 +118,18 @@ class Rule(Node):
     excepted: list[str] = []
     condition: Optional[Condition] = None
 
+    @property
+    def text(self) -> str:
+        """The rule as written in canonical form, e.g. `listener > speaker adopts if ...`."""
+        head = f"every chain over {' + '.join(self.over)}" if self.over else " > ".join(self.path)
+        text = f"{head} adopts"
+        if self.excepted:
+            text += " except " + ", ".join(self.excepted)
+        if self.condition:
+            negated = "not " if self.condition.negated else ""
+            text += f" if {negated}trusts({self.condition.truster}, {self.condition.trusted})"
+        return text
+
 
 EventClass = Literal["observe", "enter", "tell", "announce", "claim"]
 

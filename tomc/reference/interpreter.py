@@ -46,6 +46,7 @@ class Belief:
     published: Optional[str]
     valid_from: str
     room: Optional[str]
+    rule: str
     support: list[str] = field(default_factory=list)
     until: Optional[int] = None
     valid_to: Optional[str] = None
@@ -147,13 +148,13 @@ class ReferenceInterpreter:
                           facts: list[Fact]) -> None:
         if event.kind != "enter":
             for fact in facts:
-                self.adopt(TRUTH, fact, event, force=True)
+                self.adopt(TRUTH, fact, event, True, "truth")
         section = self.policy.sections.get("observe")
         for rule in section.rules if section else []:
             members = set(witnesses) if "witnesses" in rule.over else set()
             for chain in self.chains_over(members, rule, speaker=None, listeners=[]):
                 for fact in facts:
-                    self.adopt(chain, fact, event, force=True)
+                    self.adopt(chain, fact, event, True, rule.text)
 
     def listeners(self, event: EventModel) -> list[str]:
         """Who hears a communication, the speaker excluded."""
@@ -176,7 +177,7 @@ class ReferenceInterpreter:
                     event.published, event.valid_from or event.published or "")
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
-            self.adopt(TRUTH, fact, event, force=not authority_trust)
+            self.adopt(TRUTH, fact, event, not authority_trust, "truth")
         section = self.policy.sections.get(event.event_class)
         for rule in section.rules if section else []:
             if rule.over:
@@ -190,7 +191,7 @@ class ReferenceInterpreter:
                 if chain == (speaker,):
                     continue  # S's own belief never changes because S said something
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
-                self.adopt(chain, fact, event, force)
+                self.adopt(chain, fact, event, force, rule.text)
         return ([speaker] if speaker else []) + heard
 
     def chains_over(self, members: set[str], rule: ast.Rule, speaker: Optional[str],
@@ -223,7 +224,7 @@ class ReferenceInterpreter:
     def open_all(self, chain: Chain) -> list[Belief]:
         return [b for b in self.beliefs[chain] if b.until is None]
 
-    def adopt(self, chain: Chain, fact: Fact, event: EventModel, force: bool) -> str:
+    def adopt(self, chain: Chain, fact: Fact, event: EventModel, force: bool, rule: str) -> str:
         """Resolve `fact` into `chain` (SEMANTICS.md section 4); returns the outcome."""
         current = [b for b in self.open(chain, fact.key)
                    if not fact.many or b.value == fact.value]
@@ -247,7 +248,7 @@ class ReferenceInterpreter:
                 held.until, held.valid_to = event.step, fact.valid_from
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
-                fact.published, fact.valid_from, fact.room,
+                fact.published, fact.valid_from, fact.room, rule,
                 [fact.source] if fact.source is not None else []))
         return outcome
 
@@ -268,7 +269,7 @@ class ReferenceInterpreter:
             e = self.events.get(b.since)
             if e:
                 provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
-                                             b.source, list(b.support)))
+                                             b.source, list(b.support), b.rule))
         contested = sorted({v for b in held for s, v in b.contested if s <= query.step})
         return Answer(query, values, provenance, contested, expectation_holds(query, values))
 

@@ -43,6 +43,7 @@ def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
         if found:
             provenance.append(Provenance(found["step"], found["kind"], found["text"],
                                          found["line"], sorted(found["witnesses"]),
-                                         row["source"], list(row["support"] or [])))
+                                         row["source"], list(row["support"] or []),
+                                         row["rule"]))
     contested = sorted({v for r in rows for v in r["contested"]})
     return Answer(query, values, provenance, contested, expectation_holds(query, values))

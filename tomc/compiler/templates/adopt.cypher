@@ -25,12 +25,12 @@ FOREACH (_ IN CASE WHEN outcome = 'corroborate' THEN [1] ELSE [] END |
 FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
   SET b.until = $step, b.valid_to = f.valid_from
   CREATE (p)-[:HOLDS]->(:Belief {key: f.key, value: f.value, many: f.many, since: $step,
-          kind: $kind, source: f.source, authority: f.authority, published: f.published,
+          kind: $kind, rule: $rule, source: f.source, authority: f.authority, published: f.published,
           valid_from: f.valid_from, room: f.room,
           support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END})-[:SUPERSEDES]->(b))
 FOREACH (_ IN CASE WHEN outcome = 'adopt' THEN [1] ELSE [] END |
   CREATE (p)-[:HOLDS]->(:Belief {key: f.key, value: f.value, many: f.many, since: $step,
-          kind: $kind, source: f.source, authority: f.authority, published: f.published,
+          kind: $kind, rule: $rule, source: f.source, authority: f.authority, published: f.published,
           valid_from: f.valid_from, room: f.room,
           support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END}))
 FOREACH (_ IN CASE WHEN outcome = 'contest' THEN [1] ELSE [] END |

@@ -3,5 +3,5 @@ MATCH (p:Perspective)-[:HOLDS]->(b:Belief {key: $key})
 WHERE p.agents = $agents AND b.since <= $step AND (b.until IS NULL OR b.until > $step)
 OPTIONAL MATCH (c:Contest)-[:CONTESTS]->(b) WHERE c.since <= $step
 RETURN b.value AS value, b.since AS since, b.source AS source, b.support AS support,
-       b.authority AS authority, collect(c.value) AS contested
+       b.authority AS authority, b.rule AS rule, collect(c.value) AS contested
 ORDER BY value

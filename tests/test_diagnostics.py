@@ -1,0 +1,76 @@
+"""Every diagnostic code: triggered by a small bad file, rendered with file:line:col and a caret."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tomc.dsl.checker import check_text
+from tomc.dsl.diagnostics import CODES
+
+S = "scenario s {{\n  agents Sally, Anne\n  rooms room, hall\n{body}\n}}\n"
+
+CASES = {
+    "E001": "scenario s {\n  agents Sally\n  Sally enters\n}\n",
+    "E002": 'scenario s {\n  noop "a\\x00b"\n}\n',
+    "E101": S.format(body="  Sallly enters room"),
+    "E102": S.format(body="  Sally enters rooom"),
+    "E103": S.format(body="  claim k.s = v from memo to all"),
+    "E104": "use policy defualt\n" + S.format(body=""),
+    "E110": S.format(body="  agents Sally"),
+    "E120": S.format(body="  Sally enters room\n  Sally exits hall"),
+    "E121": S.format(body="  Sally moves marble to box"),
+    "E130": S.format(body="  agents Bob\n  expect Sally > Anne > Bob believes k unknown"),
+    "E131": S.format(body="  expect Sally > Sally believes k unknown"),
+    "E140": "policy p {\n  trust authority\n  source memo authority 1\n}\n"
+            + S.format(body="  claim k.s = v from memo at 2026-02-30 to all"),
+    "E141": S.format(body="  expect Sally believes k.s = {a, b}"),
+    "E150": "policy p {\n  depth 9\n}\n" + S.format(body=""),
+    "E151": "policy p {\n  on observe:\n    listener adopts\n}\n" + S.format(body=""),
+    "E160": "# nothing here\n",
+}
+
+
+def test_every_code_has_a_case():
+    assert set(CASES) == set(CODES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_code_is_reported_and_rendered(code):
+    text = CASES[code]
+    if code == "E002":
+        text = text.replace("\\x00", "\x00")
+    result = check_text(text, "bad.tom")
+    assert not result.ok
+    assert code in [d.code for d in result.diagnostics]
+    diagnostic = next(d for d in result.diagnostics if d.code == code)
+    rendered = diagnostic.render(text)
+    assert re.match(rf"bad\.tom:\d+:\d+: error\[{code}\]: ", rendered)
+    if diagnostic.span is not None:
+        assert "^" in rendered
+
+
+def test_unknown_agent_suggests_the_closest_name():
+    result = check_text(CASES["E101"], "bad.tom")
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.hint == "did you mean `Sally`?"
+    assert diagnostic.span.line == 4 and diagnostic.span.column == 3
+
+
+def test_syntax_error_says_what_was_expected():
+    (diagnostic,) = check_text(CASES["E001"], "bad.tom").diagnostics
+    assert "expected" in diagnostic.hint
+    assert diagnostic.render(CASES["E001"]).startswith("bad.tom:3:15: error[E001]")
+
+
+def test_every_code_is_documented():
+    from conftest import REPO
+    docs = (REPO / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+    for code in CODES:
+        assert f"## {code}" in docs, code
+
+
+def test_several_errors_are_reported_together():
+    text = S.format(body="  Bob enters room\n  Sally enters cellar")
+    assert [d.code for d in check_text(text, "bad.tom").diagnostics] == ["E101", "E102"]

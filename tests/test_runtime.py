@@ -1,0 +1,111 @@
+"""The FalkorDB runtime: graph naming and replacement, append-only history, and the embedded
+server's lifecycle (AOF persistence, leftovers of a killed run, a second process)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import replace
+
+import pytest
+import redis
+
+from conftest import SCENARIOS
+from helpers import scenario
+from tomc.compiler.lower import lower
+from tomc.dsl.checker import check_file
+from tomc.runner import run_scenario
+from tomc.runtime.connection import connect
+from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.executor import STAGING_SUFFIX, Executor
+from tomc.runtime.server import EmbeddedServer
+
+
+def sally_anne():
+    return check_file(SCENARIOS / "sally_anne.tom").scenarios[0]
+
+
+def test_one_world_graph_and_one_mind_graph_per_agent(db):
+    run_scenario(sally_anne(), "falkordb", db)
+    names = set(db.graph_names())
+    assert {"tom:sally_anne:world", "tom:sally_anne:mind:Sally",
+            "tom:sally_anne:mind:Anne"} <= names
+    assert not any(n.endswith(STAGING_SUFFIX) for n in names)
+
+
+def test_rerun_replaces_the_graphs(db):
+    run_scenario(sally_anne(), "falkordb", db)
+    count = "MATCH (n) RETURN count(n)"
+    first = db.graph("tom:sally_anne:world").query(count).result_set
+    run_scenario(sally_anne(), "falkordb", db)
+    assert db.graph("tom:sally_anne:world").query(count).result_set == first
+
+
+def test_a_removed_agent_loses_its_mind_graph_on_rerun(db):
+    text = "scenario shrink {\n  agents A, B\n}\n"
+    run_scenario(scenario(text), "falkordb", db)
+    assert "tom:shrink:mind:B" in db.graph_names()
+    run_scenario(scenario(text.replace("A, B", "A")), "falkordb", db)
+    assert "tom:shrink:mind:B" not in db.graph_names()
+
+
+def test_superseded_beliefs_are_closed_not_deleted(db):
+    run_scenario(sally_anne(), "falkordb", db)
+    rows = db.graph("tom:sally_anne:mind:Anne").query(
+        "MATCH (p:Perspective {agents: ['Anne']})-[:HOLDS]->(b:Belief) "
+        "OPTIONAL MATCH (b)<-[:SUPERSEDES]-(n:Belief) "
+        "RETURN b.value, b.since, b.until, n.value ORDER BY b.since").result_set
+    assert rows == [["basket", 2, 4, "box"], ["box", 4, None, None]]
+
+
+def test_presence_history_is_kept(db):
+    run_scenario(sally_anne(), "falkordb", db)
+    rows = db.graph("tom:sally_anne:world").query(
+        "MATCH (:Agent {name: 'Sally'})-[i:IN]->(r:Room) RETURN i.since, i.until "
+        "ORDER BY i.since").result_set
+    assert rows == [[1, 3], [5, None]]
+
+
+def test_a_failed_run_leaves_the_stored_graphs_untouched(db):
+    run_scenario(sally_anne(), "falkordb", db)
+    plan = lower(sally_anne())
+    # A statement the server rejects half-way through the run, as a crash would.
+    plan.events[3].statements[0] = replace(plan.events[3].statements[0], cypher="NOT CYPHER")
+    with pytest.raises(redis.ResponseError):
+        Executor(db).run(plan)
+    assert db.graph("tom:sally_anne:world").query(
+        "MATCH (e:Event) RETURN count(e)").result_set == [[5]]
+
+
+def test_aof_keeps_acknowledged_writes_after_sigkill(tmp_path):
+    server = EmbeddedServer(tmp_path).start()
+    with connect(f"unix://{server.socket_path}") as db:
+        db.graph("probe").query("CREATE (:N {v: 'kept'})")
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+    server._unlock()
+    with connect(data_dir=tmp_path) as db:  # stale socket and pidfile are cleared
+        assert db.graph("probe").query("MATCH (n:N) RETURN n.v").result_set == [["kept"]]
+
+
+def test_an_orphan_server_from_a_killed_run_is_shut_down_and_replaced(tmp_path):
+    orphan = EmbeddedServer(tmp_path).start()
+    with connect(f"unix://{orphan.socket_path}") as db:
+        db.graph("probe").query("CREATE (:N {v: 1})")
+    orphan._unlock()  # as if tomc were killed: the server runs on, unowned
+    with connect(data_dir=tmp_path) as db:
+        assert db.graph("probe").query("MATCH (n:N) RETURN n.v").result_set == [[1]]
+    assert orphan.process.wait(timeout=10) == 0
+
+
+def test_a_second_process_on_the_same_data_folder_is_refused(tmp_path):
+    with EmbeddedServer(tmp_path):
+        with pytest.raises(DatabaseUnavailable, match="in use by another tomc process"):
+            EmbeddedServer(tmp_path).start()
+
+
+def test_a_long_data_path_still_gets_a_short_socket(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    with connect(data_dir=deep) as db:
+        assert len(db.url) < 120
+        db.graph("probe").query("RETURN 1")

@@ -33,7 +33,15 @@ class Answer:
     values: list[str]
     provenance: list[Provenance] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
-    passed: Optional[bool] = None
+    passed: Optional[bool] = field(default=None, init=False)
+
+    def __post_init__(self):
+        self.passed = expectation_holds(self)
+
+    @property
+    def support(self) -> list[str]:
+        """The sources supporting the values held, sorted."""
+        return sorted({s for p in self.provenance for s in p.support})
 
     @property
     def shown(self) -> str:
@@ -52,13 +60,18 @@ class Answer:
             "chain": list(q.chain), "key": q.key, "step": q.step,
             "value": None if not self.values else (self.values if q.many else self.values[0]),
             "expected": (list(q.expected) if q.kind == "expect" else None),
-            "passed": self.passed, "contested": self.contested,
+            "passed": self.passed, "contested": self.contested, "support": self.support,
+            "on": q.on_date,
             "provenance": [vars(p) for p in self.provenance],
         }
 
 
-def expectation_holds(query: QueryModel, values: list[str]) -> Optional[bool]:
-    """None for an ask; for an expect, whether the values held equal the expected ones."""
+def expectation_holds(answer: Answer) -> Optional[bool]:
+    """None for an ask; for an expect, whether the aspect it names equals what it expects:
+    the values held, the contested rivals, or the supporting sources (as sets)."""
+    query = answer.query
     if query.kind != "expect":
         return None
-    return sorted(set(query.expected)) == sorted(set(values))
+    actual = {"value": answer.values, "contested": answer.contested,
+              "supported": answer.support}[query.aspect]
+    return sorted(set(query.expected)) == sorted(set(actual))

@@ -91,8 +91,10 @@ class EventModel:
 class QueryModel:
     """An `expect` or `ask`, evaluated at `step` (the events before it, or `at step N`).
 
-    `chain` is empty for the truth. For an expect, `expected` holds the expected values
-    (empty for `unknown`) and `expect_set` says whether a set was written.
+    `chain` is empty for the truth. `on_date` (ISO text) asks about valid time instead of
+    the current value. For an expect, `aspect` says what is compared with `expected`: the
+    values held (empty for `unknown`), the contested rivals, or the supporting sources;
+    `expect_set` says whether a set was written.
     """
 
     kind: Literal["expect", "ask"]
@@ -105,6 +107,8 @@ class QueryModel:
     expected: tuple[str, ...] = ()
     expect_set: bool = False
     many: bool = False
+    aspect: Literal["value", "contested", "supported"] = "value"
+    on_date: Optional[str] = None
 
 
 @dataclass

@@ -258,20 +258,30 @@ class Subject(Node):
     key: Key
 
 
+class When(Node):
+    """`at step N` (knowledge time: what was held then) or `on DATE` (valid time: what held
+    in the world then, SEMANTICS.md section 4, "Two clocks")."""
+
+    step: Optional[int] = None
+    date: Optional[str] = None
+
+
 class Expect(Node):
-    """`expect SUBJECT (= V | is in C | = {V, ...} | unknown)`: an assertion."""
+    """`expect SUBJECT (= V | is in C | = {V, ...} | unknown | contested by V, ... |
+    supported by S, ...) [at step N | on DATE]`: an assertion."""
 
     subject: Subject
-    kind: Literal["value", "set", "unknown"]
+    kind: Literal["value", "set", "unknown", "contested", "supported"]
     values: list[Value] = []
     form: Literal["assign", "located"] = "assign"
+    when: Optional[When] = None
 
 
 class Ask(Node):
-    """`ask SUBJECT [at step N]`: print the answer with its provenance."""
+    """`ask SUBJECT [at step N | on DATE]`: print the answer with its provenance."""
 
     subject: Subject
-    at_step: Optional[int] = None
+    when: Optional[When] = None
 
 
 Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, Wait, Noop]

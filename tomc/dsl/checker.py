@@ -297,6 +297,18 @@ class _ScenarioChecker:
                        f"{len(chain)}`")
         return tuple(n.text for n in chain)
 
+    def _when(self, stmt) -> tuple[int, Optional[str]]:
+        """(step, date) a query is evaluated at: now, `at step N`, or `on DATE`."""
+        step, when = len(self.events), stmt.when
+        if when is None:
+            return step, None
+        if when.date is not None:
+            return step, self._time(when.date, when)
+        if when.step > step:
+            self.error("E140", f"step {when.step} has not happened yet at this line "
+                       f"(last step: {step})", when.span, f"ask at a step from 0 to {step}")
+        return min(when.step, step), None
+
     def _expect(self, stmt: ast.Expect) -> None:
         chain = self._chain(stmt.subject)
         key = stmt.subject.key.text
@@ -307,21 +319,18 @@ class _ScenarioChecker:
         if stmt.kind == "value" and many:
             self.error("E141", f"`{key}` has cardinality many but a single value is expected",
                        stmt.span, f"write `= {{{stmt.values[0].text}}}`")
+        step, on_date = self._when(stmt)
+        aspect = stmt.kind if stmt.kind in ("contested", "supported") else "value"
         self.queries.append(QueryModel(
-            kind="expect", chain=chain, key=key, step=len(self.events),
-            text=self.text_of(stmt), line=stmt.span.line, span=stmt.span,
-            expected=tuple(v.text for v in stmt.values), expect_set=stmt.kind == "set",
-            many=many))
+            kind="expect", chain=chain, key=key, step=step, text=self.text_of(stmt),
+            line=stmt.span.line, span=stmt.span, expected=tuple(v.text for v in stmt.values),
+            expect_set=stmt.kind == "set", many=many, aspect=aspect, on_date=on_date))
 
     def _ask(self, stmt: ast.Ask) -> None:
         chain = self._chain(stmt.subject)
-        step = len(self.events)
-        if stmt.at_step is not None:
-            if stmt.at_step > step:
-                self.error("E140", f"step {stmt.at_step} has not happened yet at this line "
-                           f"(last step: {step})", stmt.span, f"ask at a step from 0 to {step}")
-            step = stmt.at_step
+        step, on_date = self._when(stmt)
         key = stmt.subject.key.text
         self.queries.append(QueryModel(
             kind="ask", chain=chain, key=key, step=step, text=self.text_of(stmt),
-            line=stmt.span.line, span=stmt.span, many=self.policy.is_many(key)))
+            line=stmt.span.line, span=stmt.span, many=self.policy.is_many(key),
+            on_date=on_date))

@@ -390,8 +390,9 @@ class _Builder(Transformer):
         return list(children)
 
     def expect(self, meta, children):
-        subject, (kind, values, form) = children
-        return ast.Expect(subject=subject, kind=kind, values=values, form=form, span=_span(meta))
+        subject, (kind, values, form), *when = children
+        return ast.Expect(subject=subject, kind=kind, values=values, form=form,
+                          when=when[0] if when else None, span=_span(meta))
 
     def expect_value(self, meta, children):
         return ("value", list(children), "assign")
@@ -408,11 +409,28 @@ class _Builder(Transformer):
     def expect_unknown(self, meta, children):
         return ("unknown", [], "assign")
 
-    def ask(self, meta, children):
-        return ast.Ask(subject=children[0], span=_span(meta))
+    def expect_contested(self, meta, children):
+        return ("contested", list(children), "assign")
 
-    def ask_at(self, meta, children):
-        return ast.Ask(subject=children[0], at_step=int(children[1]), span=_span(meta))
+    def expect_supported(self, meta, children):
+        values = [ast.Value(text=n.text, kind="string" if n.quoted else "name", span=n.span)
+                  for n in children[0]]
+        return ("supported", values, "assign")
+
+    def at_step(self, meta, children):
+        return ast.When(step=int(children[0]), span=_span(meta))
+
+    def on_date(self, meta, children):
+        return ast.When(date=str(children[0]), span=_span(meta))
+
+    def ask(self, meta, children):
+        subject, *when = children
+        return ast.Ask(subject=subject, when=when[0] if when else None, span=_span(meta))
+
+    def ask_believes(self, meta, children):
+        chain, key, *when = children
+        subject = ast.Subject(chain=chain, key=key, span=_span(meta))
+        return ast.Ask(subject=subject, when=when[0] if when else None, span=_span(meta))
 
 
 class _Reveal(ast.Node):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from tomc.answers import Answer, Provenance, expectation_holds
+from tomc.answers import Answer, Provenance
 from tomc.dsl import ast
 from tomc.program import EventModel, QueryModel, ScenarioModel
 
@@ -260,9 +260,19 @@ class ReferenceInterpreter:
                 and (b.until is None or b.until > step)]
         return sorted(held, key=lambda b: b.value)
 
+    def valid_on(self, chain: Chain, key: str, step: int, date: str) -> list[Belief]:
+        """Valid time: the versions adopted by `step` whose [valid_from, valid_to) holds
+        `date` (SEMANTICS.md section 4, "Two clocks"), by value."""
+        held = [b for b in self.beliefs[chain] if b.key == key and b.since <= step
+                and b.valid_from <= date and (b.valid_to is None or date < b.valid_to)]
+        return sorted(held, key=lambda b: b.value)
+
     def answer(self, query: QueryModel) -> Answer:
         """Evaluate an expect or ask like the FalkorDB engine does."""
-        held = self.belief(query.chain, query.key, query.step)
+        if query.on_date is not None:
+            held = self.valid_on(query.chain, query.key, query.step, query.on_date)
+        else:
+            held = self.belief(query.chain, query.key, query.step)
         values = [b.value for b in held]
         provenance = []
         for b in held:
@@ -271,7 +281,7 @@ class ReferenceInterpreter:
                 provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
                                              b.source, list(b.support), b.rule))
         contested = sorted({v for b in held for s, v in b.contested if s <= query.step})
-        return Answer(query, values, provenance, contested, expectation_holds(query, values))
+        return Answer(query, values, provenance, contested)
 
 
 def _outranks(fact: Fact, held: Belief) -> bool:

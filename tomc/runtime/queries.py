@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tomc.answers import Answer, Provenance, expectation_holds
+from tomc.answers import Answer, Provenance
 from tomc.compiler.plan import Plan
 from tomc.compiler.templates import render
 from tomc.program import QueryModel
 from tomc.runtime.connection import Database
 
 
-def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int) -> list[dict]:
-    """Rows {value, since, source, support, authority, contested} held by `chain` at `step`."""
+def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int,
+           on_date: Optional[str] = None) -> list[dict]:
+    """Rows {value, since, source, support, authority, rule, contested} of `chain` about
+    `key`: held at `step` (knowledge time), or, with `on_date`, adopted by `step` and valid
+    in the world on that date (valid time)."""
     graph = plan.mind_graph(chain[0]) if chain else plan.world_graph
-    result = db.graph(graph).ro_query(render("read_belief.cypher"),
-                                      {"agents": list(chain), "key": key, "step": step})
+    template = "read_valid.cypher" if on_date else "read_belief.cypher"
+    result = db.graph(graph).ro_query(render(template), {"agents": list(chain), "key": key,
+                                                         "step": step, "date": on_date})
     columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
     return [dict(zip(columns, row)) for row in result.result_set]
 
@@ -35,7 +39,7 @@ def event(db: Database, plan: Plan, step: int) -> Optional[dict]:
 
 def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
     """Evaluate one expect or ask at its step."""
-    rows = belief(db, plan, query.chain, query.key, query.step)
+    rows = belief(db, plan, query.chain, query.key, query.step, query.on_date)
     values = sorted(r["value"] for r in rows)
     provenance = []
     for row in rows:
@@ -46,4 +50,4 @@ def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
                                          row["source"], list(row["support"] or []),
                                          row["rule"]))
     contested = sorted({v for r in rows for v in r["contested"]})
-    return Answer(query, values, provenance, contested, expectation_holds(query, values))
+    return Answer(query, values, provenance, contested)

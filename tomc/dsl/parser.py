@@ -58,7 +58,8 @@ def decode(raw: bytes, path: str) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
+        line_start = raw.rfind(b"\n", 0, err.start) + 1  # columns count characters, not bytes
+        column = len(raw[line_start:err.start].decode("utf-8")) + 1
         raise DiagnosticError([Diagnostic(
             "E002", f"invalid UTF-8 byte 0x{raw[err.start]:02x}",
             ast.Span(line=line, column=column, end_line=line, end_column=column + 1), path,

@@ -1,0 +1,245 @@
+"""AST -> canonical .tom text, for `tomc fmt`.
+
+The canonical form: one statement per line; two spaces of indentation inside `policy` and
+`scenario` blocks and four for the rules under an `on CLASS:` header; a blank line between
+top-level items, before each section of a policy, and where a scenario passes from
+declarations to events to queries. A policy's statements come out in a fixed order: depth,
+trust, sources, predicates, then the sections. One agent `enters`/`exits`, several `enter`/
+`exit`.
+
+A name is printed bare when it is an identifier that is not a word of the grammar, and
+quoted otherwise: the lexer takes any grammar word that may follow a name for that keyword
+(`Sally tells Anne to = 1` does not parse), so `"to"` must be quoted. Values are printed as
+they were written: numbers and dates as is, strings quoted, names bare.
+
+Comments are not preserved: the AST does not keep them, so formatting drops every comment.
+
+The guarantee (SEMANTICS.md section 5, invariant 6): for every AST `a` the parser can build,
+`parse(format_file(a))` is the same program as `a`, and formatting is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+from tomc.dsl import ast
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+def _grammar_words() -> frozenset[str]:
+    """Every word written as a literal in grammar.lark (`"enter"`, `"credulous"`, ...)."""
+    grammar = resources.files("tomc.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return frozenset(re.findall(r'"(\w+)"', grammar))
+
+
+# A name equal to one of these may be read as the keyword, so it is always quoted.
+_KEYWORDS = _grammar_words()
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def format_file(file: ast.File) -> str:
+    """The canonical text of a parsed file (empty for a file with no items)."""
+    blocks = [_item(item) for item in file.items]
+    return "\n\n".join(blocks) + "\n" if blocks else ""
+
+
+def _item(item) -> str:
+    if isinstance(item, ast.UsePolicy):
+        return f"use policy {_name(item.target)}"
+    if isinstance(item, ast.Policy):
+        return _block("policy", item.name, _policy_lines(item))
+    return _block("scenario", item.name, _scenario_lines(item))
+
+
+def _block(keyword: str, name: ast.Name, lines: list[str]) -> str:
+    body = "".join(f"  {line}\n" if line else "\n" for line in lines)
+    return f"{keyword} {_name(name)} {{\n{body}}}"
+
+
+# ---------------------------------------------------------------- policies
+
+
+def _policy_lines(policy: ast.Policy) -> list[str]:
+    lines = []
+    if policy.depth is not None:
+        lines.append(f"depth {policy.depth}")
+    if policy.trust is not None:
+        lines.append(f"trust {policy.trust}")
+    lines += [f"source {_name(s.name)} authority {s.authority}" for s in policy.sources]
+    lines += [f"predicate {_key(p.key)} {p.cardinality}" for p in policy.predicates]
+    for section in policy.sections:
+        if lines:
+            lines.append("")
+        lines.append(f"on {section.event_class}:")
+        if section.reveal is not None:
+            lines.append(f"  reveal {section.reveal}")
+        lines += [f"  {_rule(rule)}" for rule in section.rules]
+    return lines
+
+
+def _rule(rule: ast.Rule) -> str:
+    if rule.over:
+        text = "every chain over " + " + ".join(rule.over)
+    else:
+        text = " > ".join(rule.path)
+    text += " adopts"
+    if rule.excepted:
+        text += " except " + ", ".join(rule.excepted)
+    if rule.condition is not None:
+        cond = rule.condition
+        text += f" if {'not ' if cond.negated else ''}trusts({cond.truster}, {cond.trusted})"
+    return text
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def _scenario_lines(scenario: ast.Scenario) -> list[str]:
+    lines, previous = [], None
+    for stmt in scenario.statements:
+        group = _group(stmt)
+        if previous is not None and group != previous:
+            lines.append("")
+        lines.append(_statement(stmt))
+        previous = group
+    return lines
+
+
+def _group(stmt) -> str:
+    if isinstance(stmt, (ast.Agents, ast.Rooms)):
+        return "declarations"
+    if isinstance(stmt, (ast.Expect, ast.Ask)):
+        return "queries"
+    return "events"
+
+
+def _statement(stmt) -> str:
+    match stmt:
+        case ast.Agents(names=names):
+            return f"agents {_names(names)}"
+        case ast.Rooms(names=names):
+            return f"rooms {_names(names)}"
+        case ast.Enter(agents=agents, room=room):
+            return f"{_names(agents)} {_verb('enter', agents)} {_name(room)}"
+        case ast.Exit(agents=agents, room=room):
+            return f"{_names(agents)} {_verb('exit', agents)} {_name(room)}"
+        case ast.State(room=room, fact=fact):
+            return f"in {_name(room)}: {_fact(fact)}"
+        case ast.Move(actor=actor, subject=subject, container=container):
+            return f"{_name(actor)} moves {_name(subject)} to {_name(container)}"
+        case ast.SetValue(actor=actor, fact=fact):
+            return f"{_name(actor)} sets {_fact(fact)}"
+        case ast.Tell(speaker=speaker, listener=listener, fact=fact):
+            return f"{_name(speaker)} tells {_name(listener)} {_fact(fact)}"
+        case ast.Says(speaker=speaker, fact=fact):
+            return f"{_name(speaker)} says {_fact(fact)}"
+        case ast.Announce(speaker=speaker, fact=fact):
+            return f"{_name(speaker)} announces {_fact(fact)}"
+        case ast.Claim():
+            return _claim(stmt)
+        case ast.Wait(agent=agent):
+            return f"{_name(agent)} waits"
+        case ast.Noop(text=text):
+            return "noop" if text is None else f"noop {_quote(text)}"
+        case ast.Expect(subject=subject, when=when):
+            return f"expect {_subject(subject)} {_expectation(stmt)}{_when(when)}"
+        case ast.Ask(subject=subject, when=when):
+            return f"ask {_subject(subject)}{_when(when)}"
+    raise TypeError(f"not a scenario statement: {stmt!r}")
+
+
+def _verb(verb: str, agents: list[ast.Name]) -> str:
+    """`Sally enters`, `Sally, Anne enter`: the grammar takes both spellings."""
+    return f"{verb}s" if len(agents) == 1 else verb
+
+
+def _claim(claim: ast.Claim) -> str:
+    text = f"claim {_fact(claim.fact)} from {_name(claim.source)}"
+    if claim.by is not None:
+        text += f" by {_name(claim.by)}"
+    if claim.at is not None:
+        text += f" at {claim.at}"
+    if claim.valid_from is not None:
+        text += f" valid from {claim.valid_from}"
+    if claim.audience == "room":
+        return text + f" in {_name(claim.room)}"
+    if claim.audience == "agents":
+        return text + f" to {_names(claim.recipients)}"
+    return text + " to all"
+
+
+def _subject(subject: ast.Subject) -> str:
+    if not subject.chain:
+        return f"truth {_key(subject.key)}"
+    return " > ".join(_name(n) for n in subject.chain) + f" believes {_key(subject.key)}"
+
+
+def _expectation(expect: ast.Expect) -> str:
+    values = ", ".join(_value(v) for v in expect.values)
+    if expect.kind == "unknown":
+        return "unknown"
+    if expect.kind == "set":
+        return f"= {{{values}}}"
+    if expect.kind in ("contested", "supported"):
+        return f"{expect.kind} by {values}"
+    return f"is in {values}" if expect.form == "located" else f"= {values}"
+
+
+def _when(when: ast.When | None) -> str:
+    if when is None:
+        return ""
+    return f" on {when.date}" if when.date is not None else f" at step {when.step}"
+
+
+# ---------------------------------------------------------------- names, keys, values, facts
+
+
+def _fact(fact: ast.Fact) -> str:
+    if fact.form == "located":
+        return f"{_name(fact.key.subject)} is in {_value(fact.value)}"
+    return f"{_key(fact.key)} = {_value(fact.value)}"
+
+
+def _key(key: ast.Key) -> str:
+    if key.predicate is None:
+        return _name(key.subject)
+    return f"{_name(key.subject)}.{_name(key.predicate)}"
+
+
+def _value(value: ast.Value) -> str:
+    """Numbers and times as written; a name bare (a value position takes no keyword)."""
+    if value.kind in ("number", "time"):
+        return value.text
+    if value.kind == "name" and _IDENTIFIER.fullmatch(value.text):
+        return value.text
+    return _quote(value.text)
+
+
+def _names(names: list[ast.Name]) -> str:
+    return ", ".join(_name(n) for n in names)
+
+
+def _name(name: ast.Name) -> str:
+    text = name.text
+    if _IDENTIFIER.fullmatch(text) and text not in _KEYWORDS:
+        return text
+    return _quote(text)
+
+
+def _quote(text: str) -> str:
+    """A double-quoted string the parser reads back as `text` (Python escapes)."""
+    return '"' + "".join(_escape(ch) for ch in text) + '"'
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -1,0 +1,1 @@
+"""Evaluations of tomc on public benchmarks; `python -m eval.hitom` runs the Hi-ToM one."""

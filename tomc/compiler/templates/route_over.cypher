@@ -1,6 +1,6 @@
 // Rule ({{ rule_text }}): every chain made only of agents in {{ members_text }}{% if excepted %}, except {{ excepted|join(', ') }}{% endif %}.
 MATCH (p:Perspective)
-WHERE size(p.agents) > 0 AND all(a IN p.agents WHERE a IN {{ members }})
+WHERE size(p.agents) > 0 AND all(a IN p.agents WHERE a IN ({{ members }}))
 {%- for role in excepted %}
   AND NOT (size(p.agents) = 1 AND p.agents[0] IN {{ role_sets[role] }})
 {%- endfor %}

@@ -1,0 +1,123 @@
+"""Property tests on generated scenarios, run on the real FalkorDB runtime (SEMANTICS.md
+section 5): the engine agrees with the reference interpreter on every chain, key and step,
+and the belief invariants hold.
+
+A belief history is the set of versions (chain, key, value, since, until) a perspective
+held; `belief(chain, key, step)` for every step is a function of it, so comparing histories
+compares every answer at every step. A failing example prints the scenario as .tom text.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+from hypothesis import given, note
+
+from strategies import scenario_files
+from tomc.compiler.lower import lower
+from tomc.dsl.checker import check_text
+from tomc.dsl.formatter import format_file
+from tomc.reference.interpreter import run_reference
+from tomc.runtime.executor import Executor
+
+Version = tuple[tuple[str, ...], str, str, int, object]  # chain, key, value, since, until
+
+DUMP = ("MATCH (p:Perspective)-[:HOLDS]->(b:Belief) "
+        "RETURN p.agents, b.key, b.value, b.since, b.until, b.authority, b.kind, b.support")
+SUPERSESSIONS = ("MATCH (p:Perspective)-[:HOLDS]->(new:Belief)-[:SUPERSEDES]->(old:Belief) "
+                 "RETURN p.agents, new.kind, new.authority, old.authority")
+WITNESSES = "MATCH (w:Agent)-[:WITNESSED]->(e:Event) RETURN e.step, collect(w.name)"
+
+
+def checked(file):
+    """The .tom text of a generated file and its one checked scenario."""
+    text = format_file(file)
+    note(f"scenario:\n{text}")
+    result = check_text(text, "generated.tom")
+    assert result.ok, "\n".join(d.render(text) for d in result.diagnostics)
+    return text, result.scenarios[0]
+
+
+def engine_rows(db, scenario, query: str) -> list[list]:
+    """Run the scenario on FalkorDB, then `query` on its world graph and every mind graph."""
+    plan = lower(scenario)
+    Executor(db).run(plan)
+    graphs = [plan.world_graph, *(plan.mind_graph(a) for a in scenario.agents)]
+    return [row for g in graphs for row in db.graph(g).query(query).result_set]
+
+
+def histories_from_engine(db, scenario) -> set[Version]:
+    return {(tuple(r[0]), r[1], r[2], r[3], r[4]) for r in engine_rows(db, scenario, DUMP)
+            if r[3] != r[4]}  # a version closed at the step it began was never held
+
+
+def histories_from_reference(scenario) -> set[Version]:
+    interpreter = run_reference(scenario)
+    return {(chain, b.key, b.value, b.since, b.until)
+            for chain, beliefs in interpreter.beliefs.items() for b in beliefs
+            if b.since != b.until}
+
+
+def held_at(history: set[Version], step: int) -> dict:
+    """belief(chain, key, step) for every chain and key: the set of values held."""
+    out: dict = defaultdict(set)
+    for chain, key, value, since, until in history:
+        if since <= step and (until is None or until > step):
+            out[(chain, key)].add(value)
+    return dict(out)
+
+
+@given(scenario_files())
+def test_engine_agrees_with_reference_on_every_chain_key_and_step(db, file):
+    _, scenario = checked(file)
+    assert histories_from_engine(db, scenario) == histories_from_reference(scenario)
+
+
+@given(scenario_files())
+def test_non_witness_chains_never_change(db, file):
+    """Invariant 1: a chain containing a non-witness of an event is not changed by it."""
+    _, scenario = checked(file)
+    history = histories_from_engine(db, scenario)
+    plan = lower(scenario)
+    witnesses = {step: set(names) for step, names in
+                 db.graph(plan.world_graph).query(WITNESSES).result_set}
+    for chain, key, value, since, until in history:
+        if chain:  # the truth observes everything
+            for step in (since, until):
+                if step is not None:
+                    assert set(chain) <= witnesses.get(step, set()), (chain, key, step)
+
+
+@given(scenario_files())
+def test_history_is_append_only(db, file):
+    """Invariant 3: answers for step s do not change when later events are added."""
+    _, scenario = checked(file)
+    full = histories_from_engine(db, scenario)
+    cut = len(scenario.events) // 2
+    prefix = replace(scenario, name=scenario.name + "_prefix", events=scenario.events[:cut],
+                     queries=[])
+    early = histories_from_engine(db, prefix)
+    for step in range(cut + 1):
+        assert held_at(early, step) == held_at(full, step), step
+
+
+@given(scenario_files())
+def test_one_current_value_for_cardinality_one(db, file):
+    """Invariant 4: for a cardinality-one key, at most one value at any step."""
+    _, scenario = checked(file)
+    history = histories_from_engine(db, scenario)
+    for step in range(len(scenario.events) + 1):
+        for (chain, key), held in held_at(history, step).items():
+            assert scenario.policy.is_many(key) or len(held) == 1, (chain, key, step, held)
+
+
+@given(scenario_files())
+def test_no_claim_supersedes_a_higher_authority_belief(db, file):
+    """Invariant 5: under `trust authority`, a claim never supersedes higher authority."""
+    _, scenario = checked(file)
+    if scenario.policy.trust != "authority":
+        return
+    for chain, kind, new_authority, old_authority in engine_rows(db, scenario, SUPERSESSIONS):
+        if kind == "claim":
+            assert new_authority >= old_authority, (chain, new_authority, old_authority)

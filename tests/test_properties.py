@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from hypothesis import given, note
 
-from strategies import scenario_files
+from strategies import inline_policy_files, scenario_files
 from tomc.compiler.lower import lower
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
@@ -28,6 +28,10 @@ DUMP = ("MATCH (p:Perspective)-[:HOLDS]->(b:Belief) "
 SUPERSESSIONS = ("MATCH (p:Perspective)-[:HOLDS]->(new:Belief)-[:SUPERSEDES]->(old:Belief) "
                  "RETURN p.agents, new.kind, new.authority, old.authority")
 WITNESSES = "MATCH (w:Agent)-[:WITNESSED]->(e:Event) RETURN e.step, collect(w.name)"
+
+# The shipped policies, and generated policies with their own routing rules, trust modes,
+# sources and cardinalities.
+FILES = scenario_files() | inline_policy_files()
 
 
 def checked(file):
@@ -68,13 +72,13 @@ def held_at(history: set[Version], step: int) -> dict:
     return dict(out)
 
 
-@given(scenario_files())
+@given(FILES)
 def test_engine_agrees_with_reference_on_every_chain_key_and_step(db, file):
     _, scenario = checked(file)
     assert histories_from_engine(db, scenario) == histories_from_reference(scenario)
 
 
-@given(scenario_files())
+@given(FILES)
 def test_non_witness_chains_never_change(db, file):
     """Invariant 1: a chain containing a non-witness of an event is not changed by it."""
     _, scenario = checked(file)
@@ -89,7 +93,7 @@ def test_non_witness_chains_never_change(db, file):
                     assert set(chain) <= witnesses.get(step, set()), (chain, key, step)
 
 
-@given(scenario_files())
+@given(FILES)
 def test_history_is_append_only(db, file):
     """Invariant 3: answers for step s do not change when later events are added."""
     _, scenario = checked(file)
@@ -102,7 +106,7 @@ def test_history_is_append_only(db, file):
         assert held_at(early, step) == held_at(full, step), step
 
 
-@given(scenario_files())
+@given(FILES)
 def test_one_current_value_for_cardinality_one(db, file):
     """Invariant 4: for a cardinality-one key, at most one value at any step."""
     _, scenario = checked(file)
@@ -112,7 +116,7 @@ def test_one_current_value_for_cardinality_one(db, file):
             assert scenario.policy.is_many(key) or len(held) == 1, (chain, key, step, held)
 
 
-@given(scenario_files())
+@given(FILES)
 def test_no_claim_supersedes_a_higher_authority_belief(db, file):
     """Invariant 5: under `trust authority`, a claim never supersedes higher authority."""
     _, scenario = checked(file)

@@ -2,7 +2,7 @@
 MATCH (p:Perspective)
 WHERE size(p.agents) > 0 AND all(a IN p.agents WHERE a IN ({{ members }}))
 {%- for role in excepted %}
-  AND NOT (size(p.agents) = 1 AND p.agents[0] IN {{ role_sets[role] }})
+  AND NOT coalesce(size(p.agents) = 1 AND p.agents[0] IN {{ role_sets[role] }}, false)
 {%- endfor %}
 {%- if communication %}
   AND coalesce(p.agents <> [$speaker], true)

@@ -14,11 +14,13 @@ from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, read_source
 
 
-def fmt(files: list[Path] = typer.Argument(
-            ..., metavar="FILE", help=".tom files to format (a folder means every .tom file below it)."),
-        check: bool = typer.Option(
-            False, "--check", help="Write nothing; list the files that would change and "
-                                   "exit 1 if there are any."),
+FILES_ARGUMENT = typer.Argument(..., metavar="FILE", help=".tom files to format (a folder "
+                                "means every .tom file below it).")
+CHECK_OPTION = typer.Option(False, "--check", help="Write nothing; list the files that would "
+                            "change and exit 1 if there are any.")
+
+
+def fmt(files: list[Path] = FILES_ARGUMENT, check: bool = CHECK_OPTION,
         json_output: bool = JSON_OPTION) -> None:
     """Rewrite .tom files in canonical form, in place. Comments are not kept.
 

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 
 from tomc.dsl import ast
 
-settings.register_profile("ci", max_examples=100, deadline=None)
-settings.register_profile("thorough", max_examples=2000, deadline=None)
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("thorough", max_examples=2000, deadline=None, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 PLAIN_NAMES = ["Sally", "Anne", "Bob", "room", "box", "marble", "x", "status", "_tmp", "a1"]

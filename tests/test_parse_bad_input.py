@@ -194,8 +194,6 @@ def test_unknown_escape_is_e001():
     assert (d.code, d.span.line, d.span.column) == ("E001", 1, 10)
 
 
-@pytest.mark.xfail(strict=True, reason="Diagnostic.render splits lines with str.splitlines, "
-                   "which also breaks at form feeds and U+2028; the parser counts only \\n")
 def test_render_shows_the_line_of_the_diagnostic():
     source = 'scenario s {\n  noop "a\u2028b"\n  x y\n}\n'
     with pytest.raises(DiagnosticError) as caught:

@@ -29,16 +29,19 @@ class Node(BaseModel):
     span: Optional[Span] = Field(default=None, repr=False)
 
     def canonical(self) -> dict:
-        """The node as plain data without spans, for comparing two parses (fmt round trips)."""
-        return _strip_spans(self.model_dump())
+        """The node as plain data, with each node's type and without spans or quoting, for
+        comparing two parses (fmt round trips): `A enters R` and `A exits R` differ."""
+        return _canonical(self)
 
 
-def _strip_spans(data):
-    if isinstance(data, dict):
-        return {k: _strip_spans(v) for k, v in data.items() if k not in ("span", "quoted")}
-    if isinstance(data, list):
-        return [_strip_spans(v) for v in data]
-    return data
+def _canonical(value):
+    if isinstance(value, Node):
+        fields = {name: _canonical(getattr(value, name)) for name in type(value).model_fields
+                  if name not in ("span", "quoted")}
+        return {"node": type(value).__name__, **fields}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
 
 
 class Name(Node):

@@ -103,7 +103,7 @@ class _ScenarioChecker:
         self.scenario = scenario
         self.policy = policy
         self.path = path
-        self.lines = source.splitlines()
+        self.lines = source.split("\n")  # as the parser counts lines
         self.diagnostics: list[Diagnostic] = []
         self.agents: list[str] = []
         self.rooms: list[str] = []

@@ -52,9 +52,9 @@ class Diagnostic:
         line = self.span.line if self.span else 1
         col = self.span.column if self.span else 1
         out = [f"{self.path}:{line}:{col}: {self.severity}[{self.code}]: {self.message}"]
-        lines = source.splitlines() if source else []
+        lines = source.split("\n") if source else []  # the parser counts only \n
         if self.span and 0 < line <= len(lines):
-            text = lines[line - 1].replace("\t", " ")
+            text = lines[line - 1].rstrip("\r").replace("\t", " ")
             width = 1
             if self.span.end_line == line:
                 width = max(1, self.span.end_column - col)

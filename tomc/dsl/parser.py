@@ -123,7 +123,7 @@ def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnost
         shown = "end of line" if token.type == "_NL" else (
             "end of file" if token.type == "$END" else f"`{token}`")
         if token.type == "$END":
-            lines = source.splitlines() or [""]
+            lines = source.rstrip("\n").split("\n")
             span = ast.Span(line=len(lines), column=1, end_line=len(lines), end_column=2)
         elif token.end_column and token.end_line == token.line:
             span = ast.Span(line=line, column=column, end_line=line, end_column=token.end_column)

@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REPO, SCENARIOS
+from conftest import SCENARIOS
 from tomc.cli.main import app
 
 runner = CliRunner()

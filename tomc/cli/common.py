@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
@@ -11,6 +10,7 @@ from typing import Iterator, Optional
 import typer
 
 from tomc.dsl.checker import CheckResult, check_file
+from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -23,6 +23,9 @@ DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+ENGINE_OPTION = typer.Option(
+    "falkordb", "--engine",
+    help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
 
 
 def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
@@ -67,5 +70,20 @@ def expand(paths: list[Path]) -> list[Path]:
     return out
 
 
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
+def run_files(files: list[Path], json_output: bool, engine: str, url: Optional[str],
+              data: Optional[Path]) -> list[ScenarioRun]:
+    """Check every file, then run every scenario on `engine`; exits 2 on bad input (with the
+    diagnostics, as JSON when asked) and 3 when FalkorDB is unavailable."""
+    if engine not in ("falkordb", "reference"):
+        typer.echo(f"tomc: unknown engine `{engine}` (use falkordb or reference)", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    results = check_all(files, quiet_json=json_output)
+    if not all(r.ok for r in results):
+        if json_output:
+            emit_json({"diagnostics": diagnostics_json(results)})
+        raise typer.Exit(EXIT_BAD_INPUT)
+    scenarios = [s for r in results for s in r.scenarios]
+    if engine == "reference":
+        return [run_scenario(s, "reference") for s in scenarios]
+    with database(url, data) as conn:
+        return [run_scenario(s, "falkordb", conn) for s in scenarios]

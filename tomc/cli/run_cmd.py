@@ -7,15 +7,9 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, check_all, database, diagnostics_json, emit_json)
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_FAILED, EXIT_OK, JSON_OPTION,
+                             emit_json, run_files)
 from tomc.cli.report import render_run, summary_line
-from tomc.runner import run_scenario
-
-ENGINE_OPTION = typer.Option(
-    "falkordb", "--engine",
-    help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
-
 
 def run(files: list[Path] = typer.Argument(..., help=".tom files with scenarios."),
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
@@ -23,20 +17,7 @@ def run(files: list[Path] = typer.Argument(..., help=".tom files with scenarios.
     """Run scenarios: print each `ask` answer with its provenance and each `expect` as
     PASS/FAIL. Exit 0 if every expectation holds, 1 if one fails, 2 on bad input, 3 if
     FalkorDB is unavailable."""
-    if engine not in ("falkordb", "reference"):
-        typer.echo(f"tomc: unknown engine `{engine}` (use falkordb or reference)", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    results = check_all(files, quiet_json=json_output)
-    if not all(r.ok for r in results):
-        if json_output:
-            emit_json({"diagnostics": diagnostics_json(results)})
-        raise typer.Exit(EXIT_BAD_INPUT)
-    scenarios = [s for r in results for s in r.scenarios]
-    if engine == "reference":
-        runs = [run_scenario(s, "reference") for s in scenarios]
-    else:
-        with database(db, data) as conn:
-            runs = [run_scenario(s, "falkordb", conn) for s in scenarios]
+    runs = run_files(files, json_output, engine, db, data)
     if json_output:
         emit_json({"scenarios": [{"name": r.scenario.name, "path": r.scenario.path,
                                   "policy": r.scenario.policy.name,

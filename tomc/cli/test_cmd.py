@@ -8,11 +8,10 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, check_all, database, diagnostics_json, emit_json, expand)
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_FAILED, EXIT_OK, JSON_OPTION,
+                             emit_json, expand, run_files)
 from tomc.cli.report import render_run, summary_line
-from tomc.cli.run_cmd import ENGINE_OPTION
-from tomc.runner import ScenarioRun, run_scenario
+from tomc.runner import ScenarioRun
 
 
 def _junit(runs: list[ScenarioRun], path: Path) -> None:
@@ -39,18 +38,7 @@ def test(paths: list[Path] = typer.Argument(..., help=".tom files or folders hol
     """Run every scenario found under PATH; each `expect` is a test. Ends with
     `N passed, N failed`. Exit 0 if all pass, 1 if any fails, 2 on bad input, 3 if FalkorDB
     is unavailable."""
-    files = expand(paths)
-    results = check_all(files, quiet_json=json_output)
-    if not all(r.ok for r in results):
-        if json_output:
-            emit_json({"diagnostics": diagnostics_json(results)})
-        raise typer.Exit(EXIT_BAD_INPUT)
-    scenarios = [s for r in results for s in r.scenarios]
-    if engine == "reference":
-        runs = [run_scenario(s, "reference") for s in scenarios]
-    else:
-        with database(db, data) as conn:
-            runs = [run_scenario(s, "falkordb", conn) for s in scenarios]
+    runs = run_files(expand(paths), json_output, engine, db, data)
     if junit:
         _junit(runs, junit)
     if json_output:

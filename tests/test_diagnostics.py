@@ -26,6 +26,7 @@ CASES = {
     "E140": "policy p {\n  trust authority\n  source memo authority 1\n}\n"
             + S.format(body="  claim k.s = v from memo at 2026-02-30 to all"),
     "E141": S.format(body="  expect Sally believes k.s = {a, b}"),
+    "E142": S.format(body="  expect false_beliefs depth 1 = {Sally > Anne: k}"),
     "E150": "policy p {\n  depth 9\n}\n" + S.format(body=""),
     "E151": "policy p {\n  on observe:\n    listener adopts\n}\n" + S.format(body=""),
     "E160": "# nothing here\n",

@@ -147,6 +147,51 @@ scenario "" {
 """
 
 
+# Every analysis, asked and expected (docs/language.md, "Asking memory"), in canonical form.
+ANALYSES = """\
+scenario s {
+  agents A, B, "handoff"
+  rooms r
+
+  A, B enter r
+  handoff A -> "handoff" write
+
+  ask false_beliefs
+  ask false_beliefs depth 2
+  expect false_beliefs = {}
+  expect false_beliefs depth 2 = {A > B: k.s, "handoff" > A: k}
+  ask who_knows k.s
+  expect who_knows k.s up_to_date = {A}
+  expect who_knows k out_of_date = {}
+  expect who_knows k unknown = {A, B}
+  expect who_knows k unverified = {"handoff"}
+  ask handoff A -> B
+  expect handoff A -> B includes = {k.s, x}
+  expect handoff A -> B caveats = {}
+  expect handoff A -> B excludes = {k.s: superseded, k: contested, "private".x: private, x: known}
+  ask common_ground A, B
+  expect common_ground A, B = {k.s}
+  ask explain A > B k.s
+  expect explain A k.s from step 1
+  expect explain A > B k.s path = B > "handoff" > A
+  ask plan_announcements k.s by A
+  expect plan_announcements k.s by A best = announce
+  expect plan_announcements k.s by A tells = {B}
+  expect plan_announcements k.s by A private depth 2 = 0
+  ask context_for A talking_to B
+  expect context_for A talking_to B differ = {k.s}
+  expect context_for A talking_to B first = k.s
+}
+"""
+
+
+def test_analysis_statements_round_trip():
+    assert fmt(ANALYSES) == ANALYSES
+    messy = ANALYSES.replace("= {", "={ ").replace(" -> ", "->").replace(", ", " ,")
+    assert program(parse(messy)) == program(parse(ANALYSES))
+    assert fmt(messy) == ANALYSES
+
+
 def test_golden_scenario():
     assert fmt(MESSY) == CANONICAL
     assert program(parse(CANONICAL)) == program(parse(MESSY))

@@ -13,13 +13,13 @@ from typing import Literal, Optional
 from tomc.dsl import ast
 
 EventKind = Literal["enter", "exit", "state", "move", "set", "tell", "says", "announce",
-                    "claim", "wait", "noop"]
+                    "claim", "handoff", "wait", "noop"]
 
 # Which routing section of a policy an event kind goes through (None: no beliefs change).
 EVENT_CLASS: dict[str, Optional[str]] = {
     "enter": "enter", "exit": None, "state": "observe", "move": "observe", "set": "observe",
     "tell": "tell", "says": "announce", "announce": "announce", "claim": "claim",
-    "wait": None, "noop": None,
+    "handoff": "tell", "wait": None, "noop": None,
 }
 
 
@@ -58,9 +58,11 @@ class EventModel:
     """One event at `step`.
 
     `agents` are the actors (who enter or exit; the mover or setter); `speaker` is who
-    tells, says or announces (or the `by` of a claim); `listeners` is given for tell
-    (the listener) and for claims to a list of agents, and None when the runtime derives
-    it from presence (says: the speaker's room; announce and claims to all: everyone).
+    tells, says, announces or hands off (or the `by` of a claim); `listeners` is given for
+    tell and handoff (the listener) and for claims to a list of agents, and None when the
+    runtime derives it from presence (says: the speaker's room; announce and claims to all:
+    everyone). A handoff has no `key`: its facts are read from the speaker's mind when it
+    runs (SEMANTICS.md section 3 routes them as one private tell).
     `source` names the source a value comes from (the speaker for speech, the claim's
     source, or None for an observation), with its `authority` from the policy.
     """
@@ -111,6 +113,40 @@ class QueryModel:
     on_date: Optional[str] = None
 
 
+AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
+                       "plan_announcements", "context_for"]
+
+
+@dataclass(frozen=True)
+class AnalysisQuery:
+    """An `ask ANALYSIS` or `expect ANALYSIS ...`, answered from the beliefs held at `step`
+    (the events before it).
+
+    Arguments: `depth` (false_beliefs), `key` (who_knows, explain, plan_announcements),
+    `chain` (explain), `agents` (sender and receiver of handoff, the two agents of
+    common_ground and context_for, the speaker of plan_announcements).
+    For an expect, `part` names the part of the answer compared (None: the whole answer of
+    false_beliefs or common_ground; see docs/language.md) and `expected` holds its items as
+    canonical text (`Maya: refund.status`, `refund.status: private`, `Escalation > Shipping`,
+    `4`, `announce`); for part "left", `plan` and `plan_depth` say which count.
+    """
+
+    kind: Literal["expect", "ask"]
+    analysis: AnalysisName
+    step: int
+    text: str
+    line: int
+    span: Optional[ast.Span] = None
+    depth: int = 1
+    key: Optional[str] = None
+    chain: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    part: Optional[str] = None
+    plan: Optional[str] = None
+    plan_depth: Optional[int] = None
+    expected: tuple[str, ...] = ()
+
+
 @dataclass
 class ScenarioModel:
     """A checked scenario, ready to compile or interpret."""
@@ -121,7 +157,7 @@ class ScenarioModel:
     agents: list[str] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     events: list[EventModel] = field(default_factory=list)
-    queries: list[QueryModel] = field(default_factory=list)
+    queries: list[QueryModel | AnalysisQuery] = field(default_factory=list)
 
     def chains(self) -> list[tuple[str, ...]]:
         """Every chain of pairwise distinct agents of length 1..depth, in a stable order."""

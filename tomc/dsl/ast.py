@@ -242,6 +242,14 @@ class Claim(Node):
     recipients: list[Name] = []
 
 
+class HandoffWrite(Node):
+    """`handoff S -> R write`: S sends R the facts of `ask handoff S -> R`, as one private
+    message (routed by the policy's `on tell:` rules)."""
+
+    sender: Name
+    receiver: Name
+
+
 class Wait(Node):
     """`A waits`: the agent does nothing (Hi-ToM's "made no movements")."""
 
@@ -287,9 +295,111 @@ class Ask(Node):
     when: Optional[When] = None
 
 
-Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, Wait, Noop]
-Statement = Union[Agents, Rooms, Event, Expect, Ask]
-EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, Wait, Noop)
+# ---------------------------------------------------------------- analyses (docs/language.md,
+# "Asking memory"): what agents ask of memory, each answered from the beliefs held then.
+
+
+class FalseBeliefs(Node):
+    """`false_beliefs [depth N]`: chains of N agents whose belief differs from what the
+    perspective they model holds (the truth, for N = 1). No depth: 1."""
+
+    depth: Optional[int] = None
+
+
+class WhoKnows(Node):
+    """`who_knows KEY`: each agent up to date, out of date, unknown or unverified."""
+
+    key: Key
+
+
+class Handoff(Node):
+    """`handoff S -> R`: what S's model of R lacks, with a receipt of what was left out."""
+
+    sender: Name
+    receiver: Name
+
+
+class CommonGround(Node):
+    """`common_ground A, B`: the keys where A, B, A > B and B > A all agree."""
+
+    first: Name
+    second: Name
+
+
+class Explain(Node):
+    """`explain CHAIN KEY`: the event, witnesses, sources and who-told-whom path of a belief."""
+
+    chain: list[Name]
+    key: Key
+
+
+class PlanAnnouncements(Node):
+    """`plan_announcements KEY by S`: private tells to the misinformed, or one announcement."""
+
+    key: Key
+    speaker: Name
+
+
+class ContextFor(Node):
+    """`context_for A talking_to B`: a prompt block from A's own perspective."""
+
+    agent: Name
+    other: Name
+
+
+Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
+                 ContextFor]
+
+
+class AskAnalysis(Node):
+    """`ask ANALYSIS`: print the analysis with its evidence."""
+
+    analysis: Analysis
+
+
+class BelieverKey(Node):
+    """`CHAIN: KEY`, an item of `expect false_beliefs ... = {...}`."""
+
+    chain: list[Name]
+    key: Key
+
+
+class Excluded(Node):
+    """`KEY: REASON`, an item of `expect handoff S -> R excludes = {...}`."""
+
+    key: Key
+    reason: Literal["superseded", "contested", "private", "known"]
+
+
+class ExpectAnalysis(Node):
+    """`expect ANALYSIS [PART] = ...`: one part of an analysis compared with what is written.
+
+    `part` names the part (None for false_beliefs and common_ground, whose answer is one
+    set). The items sit in the field their shape needs: `names` (who_knows groups, plan
+    tells, the explain path), `keys` (handoff includes/caveats, common_ground, context
+    differ/first), `believer_keys` (false_beliefs), `excluded` (handoff excludes); `number`
+    is the step of `explain ... from step N` or the count of `plan_announcements ... PLAN
+    depth D = N`, with `plan` and `depth` naming what is counted.
+    """
+
+    analysis: Analysis
+    part: Optional[Literal["up_to_date", "out_of_date", "unknown", "unverified", "includes",
+                           "caveats", "excludes", "from_step", "path", "best", "tells", "left",
+                           "differ", "first"]] = None
+    plan: Optional[Literal["private", "announce"]] = None
+    depth: Optional[int] = None
+    number: Optional[int] = None
+    names: list[Name] = []
+    keys: list[Key] = []
+    believer_keys: list[BelieverKey] = []
+    excluded: list[Excluded] = []
+
+
+Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
+              Wait, Noop]
+Statement = Union[Agents, Rooms, Event, Expect, Ask, AskAnalysis, ExpectAnalysis]
+EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
+               Wait, Noop)
 
 
 class Scenario(Node):

@@ -16,7 +16,7 @@ from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, read_source
 from tomc.dsl.policies import check_policy, load_policy, resolve
-from tomc.program import EventModel, PolicyModel, QueryModel, ScenarioModel
+from tomc.program import AnalysisQuery, EventModel, PolicyModel, QueryModel, ScenarioModel
 
 
 @dataclass
@@ -272,6 +272,22 @@ class _ScenarioChecker:
                        "write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]")
         return parsed
 
+    def _handoffwrite(self, stmt: ast.HandoffWrite) -> None:
+        self._pair(stmt.sender, stmt.receiver, stmt, "a handoff")
+        self.add_event(stmt, "handoff", speaker=stmt.sender.text,
+                       listeners=(stmt.receiver.text,), source=stmt.sender.text,
+                       authority=self.policy.authority(stmt.sender.text))
+
+    def _pair(self, first: ast.Name, second: ast.Name, node: ast.Node, what: str) -> None:
+        """Two distinct agents whose nested chain (first > second) the policy tracks."""
+        if self.agent(first) & self.agent(second) and first.text == second.text:
+            self.error("E131", f"{what} needs two different agents", second.span,
+                       "name another agent")
+        if self.policy.depth < 2:
+            self.error("E130", f"{what} reads `{first.text} > {second.text}`, a chain of 2 "
+                       f"agents, deeper than the policy's depth {self.policy.depth}", node.span,
+                       "use a policy with `depth 2` or more")
+
     def _wait(self, stmt: ast.Wait) -> None:
         self.agent(stmt.agent)
         self.add_event(stmt, "wait", agents=(stmt.agent.text,))
@@ -280,7 +296,7 @@ class _ScenarioChecker:
         self.add_event(stmt, "noop")
 
     # queries
-    def _chain(self, subject: ast.Subject) -> tuple[str, ...]:
+    def _chain(self, subject: ast.Subject | ast.Explain) -> tuple[str, ...]:
         chain = subject.chain
         for name in chain:
             self.agent(name)
@@ -334,3 +350,77 @@ class _ScenarioChecker:
             kind="ask", chain=chain, key=key, step=step, text=self.text_of(stmt),
             line=stmt.span.line, span=stmt.span, many=self.policy.is_many(key),
             on_date=on_date))
+
+    # analyses
+    def _arguments(self, analysis) -> dict:
+        """The checked arguments of an analysis, as AnalysisQuery fields."""
+        match analysis:
+            case ast.FalseBeliefs(depth=depth):
+                depth = 1 if depth is None else depth
+                self._depth(depth, analysis)
+                return {"analysis": "false_beliefs", "depth": depth}
+            case ast.WhoKnows(key=key):
+                return {"analysis": "who_knows", "key": key.text}
+            case ast.Handoff(sender=sender, receiver=receiver):
+                self._pair(sender, receiver, analysis, "a handoff")
+                return {"analysis": "handoff", "agents": (sender.text, receiver.text)}
+            case ast.CommonGround(first=first, second=second):
+                self._pair(first, second, analysis, "common ground")
+                return {"analysis": "common_ground", "agents": (first.text, second.text)}
+            case ast.Explain(key=key):
+                return {"analysis": "explain", "chain": self._chain(analysis), "key": key.text}
+            case ast.PlanAnnouncements(key=key, speaker=speaker):
+                self.agent(speaker)
+                return {"analysis": "plan_announcements", "key": key.text,
+                        "agents": (speaker.text,)}
+            case ast.ContextFor(agent=agent, other=other):
+                self._pair(agent, other, analysis, "a context")
+                return {"analysis": "context_for", "agents": (agent.text, other.text)}
+        raise TypeError(f"not an analysis: {analysis!r}")
+
+    def _depth(self, depth: int, node: ast.Node) -> None:
+        if not 1 <= depth <= self.policy.depth:
+            self.error("E130", f"depth {depth} is outside 1..{self.policy.depth}, the depths "
+                       "the policy tracks", node.span,
+                       f"use a depth from 1 to {self.policy.depth}")
+
+    def _askanalysis(self, stmt: ast.AskAnalysis) -> None:
+        self.queries.append(AnalysisQuery(
+            kind="ask", step=len(self.events), text=self.text_of(stmt), line=stmt.span.line,
+            span=stmt.span, **self._arguments(stmt.analysis)))
+
+    def _expectanalysis(self, stmt: ast.ExpectAnalysis) -> None:
+        arguments = self._arguments(stmt.analysis)
+        expected: list[str] = [k.text for k in stmt.keys]
+        for item in stmt.believer_keys:
+            chain = self._chain(item)
+            if len(chain) != arguments["depth"]:
+                self.error("E142", f"`false_beliefs depth {arguments['depth']}` lists chains "
+                           f"of {arguments['depth']} agent(s), not {len(chain)}", item.span,
+                           f"ask `false_beliefs depth {len(chain)}` for this chain")
+            expected.append(f"{' > '.join(chain)}: {item.key.text}")
+        expected += [f"{item.key.text}: {item.reason}" for item in stmt.excluded]
+        if stmt.part == "path":  # any length: a path of tells is not a perspective
+            seen: set[str] = set()
+            for name in stmt.names:
+                if self.agent(name) and name.text in seen:
+                    self.error("E131", f"the path names `{name.text}` twice", name.span,
+                               "a who-told-whom path reaches each agent once")
+                seen.add(name.text)
+            expected.append(" > ".join(n.text for n in stmt.names))
+        else:
+            expected += [n.text for n in stmt.names if self.agent(n)]
+        if stmt.part == "from_step" and stmt.number > len(self.events):
+            self.error("E140", f"step {stmt.number} has not happened yet at this line (last "
+                       f"step: {len(self.events)})", stmt.span,
+                       f"name a step from 1 to {len(self.events)}")
+        if stmt.part == "left":
+            self._depth(stmt.depth, stmt)
+        if stmt.part in ("from_step", "left"):
+            expected.append(str(stmt.number))
+        if stmt.part == "best":
+            expected.append(stmt.plan)
+        self.queries.append(AnalysisQuery(
+            kind="expect", step=len(self.events), text=self.text_of(stmt), line=stmt.span.line,
+            span=stmt.span, part=stmt.part, plan=stmt.plan if stmt.part == "left" else None,
+            plan_depth=stmt.depth, expected=tuple(expected), **arguments))

@@ -26,6 +26,7 @@ CODES = {
     "E131": "chain names an agent twice",
     "E140": "malformed value",
     "E141": "value of the wrong cardinality",
+    "E142": "expectation item of the wrong shape",
     "E150": "invalid policy",
     "E151": "invalid routing rule",
     "E160": "nothing to run",

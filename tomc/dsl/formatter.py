@@ -111,7 +111,7 @@ def _scenario_lines(scenario: ast.Scenario) -> list[str]:
 def _group(stmt) -> str:
     if isinstance(stmt, (ast.Agents, ast.Rooms)):
         return "declarations"
-    if isinstance(stmt, (ast.Expect, ast.Ask)):
+    if isinstance(stmt, (ast.Expect, ast.Ask, ast.AskAnalysis, ast.ExpectAnalysis)):
         return "queries"
     return "events"
 
@@ -140,6 +140,8 @@ def _statement(stmt) -> str:
             return f"{_name(speaker)} announces {_fact(fact)}"
         case ast.Claim():
             return _claim(stmt)
+        case ast.HandoffWrite(sender=sender, receiver=receiver):
+            return f"handoff {_name(sender)} -> {_name(receiver)} write"
         case ast.Wait(agent=agent):
             return f"{_name(agent)} waits"
         case ast.Noop(text=text):
@@ -148,6 +150,10 @@ def _statement(stmt) -> str:
             return f"expect {_subject(subject)} {_expectation(stmt)}{_when(when)}"
         case ast.Ask(subject=subject, when=when):
             return f"ask {_subject(subject)}{_when(when)}"
+        case ast.AskAnalysis(analysis=analysis):
+            return f"ask {_analysis(analysis)}"
+        case ast.ExpectAnalysis(analysis=analysis):
+            return f"expect {_analysis(analysis)} {_analysis_expectation(stmt)}"
     raise TypeError(f"not a scenario statement: {stmt!r}")
 
 
@@ -174,7 +180,7 @@ def _claim(claim: ast.Claim) -> str:
 def _subject(subject: ast.Subject) -> str:
     if not subject.chain:
         return f"truth {_key(subject.key)}"
-    return " > ".join(_name(n) for n in subject.chain) + f" believes {_key(subject.key)}"
+    return f"{_chain(subject.chain)} believes {_key(subject.key)}"
 
 
 def _expectation(expect: ast.Expect) -> str:
@@ -186,6 +192,59 @@ def _expectation(expect: ast.Expect) -> str:
     if expect.kind in ("contested", "supported"):
         return f"{expect.kind} by {values}"
     return f"is in {values}" if expect.form == "located" else f"= {values}"
+
+
+def _analysis(analysis) -> str:
+    match analysis:
+        case ast.FalseBeliefs(depth=depth):
+            return "false_beliefs" if depth is None else f"false_beliefs depth {depth}"
+        case ast.WhoKnows(key=key):
+            return f"who_knows {_key(key)}"
+        case ast.Handoff(sender=sender, receiver=receiver):
+            return f"handoff {_name(sender)} -> {_name(receiver)}"
+        case ast.CommonGround(first=first, second=second):
+            return f"common_ground {_name(first)}, {_name(second)}"
+        case ast.Explain(chain=chain, key=key):
+            return f"explain {_chain(chain)} {_key(key)}"
+        case ast.PlanAnnouncements(key=key, speaker=speaker):
+            return f"plan_announcements {_key(key)} by {_name(speaker)}"
+        case ast.ContextFor(agent=agent, other=other):
+            return f"context_for {_name(agent)} talking_to {_name(other)}"
+    raise TypeError(f"not an analysis: {analysis!r}")
+
+
+def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
+    """What follows the analysis in `expect ANALYSIS ...`, by part."""
+    keys = "{" + ", ".join(_key(k) for k in expect.keys) + "}"
+    names = "{" + _names(expect.names) + "}"
+    match expect.part:
+        case None if isinstance(expect.analysis, ast.FalseBeliefs):
+            items = ", ".join(f"{_chain(i.chain)}: {_key(i.key)}" for i in expect.believer_keys)
+            return f"= {{{items}}}"
+        case None:
+            return f"= {keys}"
+        case "up_to_date" | "out_of_date" | "unknown" | "unverified" | "tells":
+            return f"{expect.part} = {names}"
+        case "includes" | "caveats" | "differ":
+            return f"{expect.part} = {keys}"
+        case "excludes":
+            items = ", ".join(f"{_key(i.key)}: {i.reason}" for i in expect.excluded)
+            return f"excludes = {{{items}}}"
+        case "from_step":
+            return f"from step {expect.number}"
+        case "path":
+            return f"path = {_chain(expect.names)}"
+        case "best":
+            return f"best = {expect.plan}"
+        case "left":
+            return f"{expect.plan} depth {expect.depth} = {expect.number}"
+        case "first":
+            return f"first = {_key(expect.keys[0])}"
+    raise TypeError(f"not an analysis expectation: {expect!r}")
+
+
+def _chain(chain: list[ast.Name]) -> str:
+    return " > ".join(_name(n) for n in chain)
 
 
 def _when(when: ast.When | None) -> str:

@@ -372,6 +372,10 @@ class _Builder(Transformer):
     def to_agents(self, meta, children):
         return ("audience", {"audience": "agents", "recipients": children[0]})
 
+    def handoff_write(self, meta, children):
+        sender, receiver = children
+        return ast.HandoffWrite(sender=sender, receiver=receiver, span=_span(meta))
+
     def wait(self, meta, children):
         return ast.Wait(agent=children[0], span=_span(meta))
 
@@ -432,6 +436,114 @@ class _Builder(Transformer):
         chain, key, *when = children
         subject = ast.Subject(chain=chain, key=key, span=_span(meta))
         return ast.Ask(subject=subject, when=when[0] if when else None, span=_span(meta))
+
+    # analyses
+    def ask_analysis(self, meta, children):
+        return ast.AskAnalysis(analysis=children[0], span=_span(meta))
+
+    def false_beliefs(self, meta, children):
+        depth = int(children[0]) if children else None
+        return ast.FalseBeliefs(depth=depth, span=_span(meta))
+
+    def who_knows(self, meta, children):
+        return ast.WhoKnows(key=children[0], span=_span(meta))
+
+    def handoff(self, meta, children):
+        sender, receiver = children
+        return ast.Handoff(sender=sender, receiver=receiver, span=_span(meta))
+
+    def common_ground(self, meta, children):
+        first, second = children
+        return ast.CommonGround(first=first, second=second, span=_span(meta))
+
+    def explain(self, meta, children):
+        chain, key = children
+        return ast.Explain(chain=chain, key=key, span=_span(meta))
+
+    def plan_announcements(self, meta, children):
+        key, speaker = children
+        return ast.PlanAnnouncements(key=key, speaker=speaker, span=_span(meta))
+
+    def context_for(self, meta, children):
+        agent, other = children
+        return ast.ContextFor(agent=agent, other=other, span=_span(meta))
+
+    def believer_key(self, meta, children):
+        chain, key = children
+        return ast.BelieverKey(chain=chain, key=key, span=_span(meta))
+
+    def excluded(self, meta, children):
+        key, reason = children
+        return ast.Excluded(key=key, reason=reason, span=_span(meta))
+
+    def believer_key_set(self, meta, children):
+        return list(children)
+
+    def excluded_set(self, meta, children):
+        return list(children)
+
+    def key_set(self, meta, children):
+        return list(children)
+
+    def name_set(self, meta, children):
+        return children[0] if children else []
+
+    def who_group(self, meta, children):
+        return str(children[0])
+
+    receipt_part = reason = plan = who_group
+
+    def _expect_analysis(self, meta, analysis, **fields):
+        return ast.ExpectAnalysis(analysis=analysis, span=_span(meta), **fields)
+
+    def expect_false_beliefs(self, meta, children):
+        analysis, items = children
+        return self._expect_analysis(meta, analysis, believer_keys=items)
+
+    def expect_who_knows(self, meta, children):
+        analysis, group, names = children
+        return self._expect_analysis(meta, analysis, part=group, names=names)
+
+    def expect_handoff(self, meta, children):
+        analysis, part, keys = children
+        return self._expect_analysis(meta, analysis, part=part, keys=keys)
+
+    def expect_handoff_excludes(self, meta, children):
+        analysis, items = children
+        return self._expect_analysis(meta, analysis, part="excludes", excluded=items)
+
+    def expect_common_ground(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, keys=keys)
+
+    def expect_explain_step(self, meta, children):
+        analysis, step = children
+        return self._expect_analysis(meta, analysis, part="from_step", number=int(step))
+
+    def expect_explain_path(self, meta, children):
+        analysis, path = children
+        return self._expect_analysis(meta, analysis, part="path", names=path)
+
+    def expect_plan_best(self, meta, children):
+        analysis, plan = children
+        return self._expect_analysis(meta, analysis, part="best", plan=plan)
+
+    def expect_plan_tells(self, meta, children):
+        analysis, names = children
+        return self._expect_analysis(meta, analysis, part="tells", names=names)
+
+    def expect_plan_left(self, meta, children):
+        analysis, plan, depth, count = children
+        return self._expect_analysis(meta, analysis, part="left", plan=plan, depth=int(depth),
+                                     number=int(count))
+
+    def expect_context_differ(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="differ", keys=keys)
+
+    def expect_context_first(self, meta, children):
+        analysis, key = children
+        return self._expect_analysis(meta, analysis, part="first", keys=[key])
 
 
 class _Reveal(ast.Node):

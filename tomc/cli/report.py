@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tomc.analysis.answer import AnalysisAnswer
 from tomc.answers import Answer
 from tomc.runner import ScenarioRun
 
@@ -33,7 +34,9 @@ def render_run(run: ScenarioRun) -> str:
     out = [f"scenario {s.name}  ({s.path}, policy {s.policy.name}, {len(s.events)} events)"]
     for answer in run.answers:
         q = answer.query
-        if q.kind == "ask":
+        if isinstance(answer, AnalysisAnswer):
+            out.extend(analysis_lines(answer))
+        elif q.kind == "ask":
             at = f" at step {q.step}" if q.step != len(s.events) else ""
             out.append(f"  ask  {describe_subject(answer)}{at} = {answer.shown}"
                        f"   (line {q.line})")
@@ -45,6 +48,19 @@ def render_run(run: ScenarioRun) -> str:
             out.append(f"      actual: {answer.shown}")
             out.extend(provenance_lines(answer))
     return "\n".join(out)
+
+
+def analysis_lines(answer: AnalysisAnswer) -> list[str]:
+    """An analysis: its statement, then its evidence; for an expect, PASS or FAIL first (and
+    the actual items when it fails)."""
+    q = answer.query
+    if q.kind == "ask":
+        head = [f"  ask  {q.text.removeprefix('ask ')}   (line {q.line})"]
+    elif answer.passed:
+        return [f"  PASS {q.text}   (line {q.line})"]
+    else:
+        head = [f"  FAIL {q.text}   (line {q.line})", f"      actual: {answer.shown}"]
+    return head + [f"      {line}" for line in answer.lines()]
 
 
 def summary_line(runs: list[ScenarioRun]) -> str:

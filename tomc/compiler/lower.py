@@ -18,7 +18,8 @@ from tomc.program import EventModel, ScenarioModel
 _WORLD_TEMPLATE = {"enter": "enter.cypher", "exit": "exit.cypher", "state": "observe.cypher",
                    "move": "observe.cypher", "set": "observe.cypher", "tell": "communicate.cypher",
                    "says": "communicate.cypher", "announce": "communicate.cypher",
-                   "claim": "communicate.cypher", "wait": "quiet.cypher", "noop": "quiet.cypher"}
+                   "claim": "communicate.cypher", "handoff": "handoff.cypher",
+                   "wait": "quiet.cypher", "noop": "quiet.cypher"}
 
 
 def lower(scenario: ScenarioModel, prefix: str = "tom") -> Plan:
@@ -29,17 +30,40 @@ def lower(scenario: ScenarioModel, prefix: str = "tom") -> Plan:
                 world_graph=world, mind_graph_prefix=mind_prefix, agents=list(scenario.agents))
 
 
+def lower_events(scenario: ScenarioModel, events: list[EventModel]) -> list[EventPlan]:
+    """The statements of `events` alone, for graphs that already hold the events before
+    them: a live session's next event, or a simulated plan on forks."""
+    return [_event(scenario, e) for e in events]
+
+
+def lower_declarations(scenario: ScenarioModel, agents: list[str], rooms: list[str],
+                       chains: list[tuple[str, ...]], origin: tuple[int, str]) -> list[Statement]:
+    """Statements that add agents, rooms and the new chains they make possible (a live
+    session's later `agents`/`rooms` line) to existing graphs."""
+    statements = [Statement("world", render("declare.cypher"),
+                            {"agents": agents, "rooms": rooms}, "declare.cypher", origin)]
+    return statements + _minds(scenario, chains, origin)
+
+
 def _setup(scenario: ScenarioModel) -> list[Statement]:
     origin = (scenario.events[0].line if scenario.events else 1, f"scenario {scenario.name}")
     setup = [Statement("world", render("setup_world.cypher"),
                        {"agents": scenario.agents, "rooms": scenario.rooms},
                        "setup_world.cypher", origin)]
-    chains = scenario.chains()
+    return setup + _minds(scenario, scenario.chains(), origin)
+
+
+def _minds(scenario: ScenarioModel, chains: list[tuple[str, ...]],
+           origin: tuple[int, str]) -> list[Statement]:
+    """One setup_mind statement per agent that starts one of `chains`."""
+    out = []
     for agent in scenario.agents:
         own = [list(c) for c in chains if c[0] == agent]
-        setup.append(Statement("mind", render("setup_mind.cypher"), {"chains": own, "agent": agent},
-                               "setup_mind.cypher", origin, minds=("agent",)))
-    return setup
+        if own:
+            out.append(Statement("mind", render("setup_mind.cypher"),
+                                 {"chains": own, "agent": agent}, "setup_mind.cypher", origin,
+                                 minds=("agent",)))
+    return out
 
 
 def _audience(event: EventModel) -> str:
@@ -59,17 +83,27 @@ def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
     template = _WORLD_TEMPLATE[event.kind]
     context = {"kind": event.kind}
     params = dict(base)
-    if template in ("enter.cypher", "exit.cypher"):
+    if event.kind == "handoff":
+        # What to send depends on the sender's beliefs when the event runs: read them first.
+        plan.statements.append(Statement(
+            "mind", render("handoff_facts.cypher"),
+            {"speaker": event.speaker, "listener": event.listeners[0],
+             "authority": event.authority}, "handoff_facts.cypher", origin,
+            minds=("speaker",), binds=True))
+        context["trust"] = policy.trust
+        params.update(speaker=event.speaker, listener=event.listeners[0])
+    elif template in ("enter.cypher", "exit.cypher"):
         params["room"] = event.room
     elif template == "observe.cypher":
         params.update(room=event.room if event.kind == "state" else None, key=event.key,
                       value=event.value, many=event.many)
     elif template == "communicate.cypher":
         context.update(audience=_audience(event), trust=policy.trust)
-        params.update(speaker=event.speaker, key=event.key, room=event.room,
+        params.update(speaker=event.speaker, key=event.key, value=event.value, room=event.room,
                       listeners=list(event.listeners or ()))
     plan.statements.append(Statement("world", render(template, **context), params, template,
-                                     origin, binds=True))
+                                     origin, binds=True,
+                                     bound=("facts",) if event.kind == "handoff" else ()))
 
     section_name = event.event_class
     if section_name is None:
@@ -84,11 +118,12 @@ def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
     communication = section_name in ("tell", "announce", "claim")
     step = {"step": event.step, "kind": event.kind}
     if communication:
-        facts = [{"key": event.key, "value": event.value, "many": event.many, "room": None,
-                  "source": event.source, "authority": event.authority,
-                  "published": event.published,
-                  "valid_from": event.valid_from or event.published or ""}]
-        step.update(facts=facts, speaker=event.speaker)
+        step["speaker"] = event.speaker
+    if communication and event.kind != "handoff":
+        step["facts"] = [{"key": event.key, "value": event.value, "many": event.many,
+                          "room": None, "source": event.source, "authority": event.authority,
+                          "published": event.published,
+                          "valid_from": event.valid_from or event.published or ""}]
     if section_name in ("observe", "enter") or event.kind == "claim":
         force = "always" if not communication or policy.trust != "authority" else "never"
         plan.statements.append(Statement(
@@ -96,12 +131,13 @@ def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
             {**step, "rule": "truth"},
             "route_truth.cypher", origin, bound=() if communication else ("facts",)))
     for rule in section.rules if section else []:
-        plan.statements.append(_route(rule, step, communication, policy.trust, origin))
+        plan.statements.append(_route(rule, step, communication, policy.trust, origin,
+                                      facts_bound=event.kind == "handoff"))
     return plan
 
 
 def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
-           origin: tuple[int, str]) -> Statement:
+           origin: tuple[int, str], facts_bound: bool) -> Statement:
     force = "always"
     if communication and trust == "authority":
         force = "speaker_chain"
@@ -125,7 +161,7 @@ def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
         if "listener" not in rule.path:
             bound = ()
         template = "route_path.cypher"
-    if not communication:
+    if not communication or facts_bound:
         bound = tuple(dict.fromkeys((*bound, "facts")))
     return Statement("mind", cypher, {**params, "rule": common["rule_text"]}, template, origin,
                      minds=minds, bound=bound)

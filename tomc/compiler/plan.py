@@ -41,6 +41,31 @@ class EventPlan:
     statements: list[Statement] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class GraphNames:
+    """Where a scenario's graphs are: the world graph and each agent's mind graph, by name.
+
+    A run writes under staged names (`staged`), a simulation under forks (tomc/runtime/
+    forks.py); the statements are the same, only the names differ.
+    """
+
+    world: str
+    minds: dict[str, str]
+
+    @property
+    def agents(self) -> list[str]:
+        """The agents, in declaration order."""
+        return list(self.minds)
+
+    def mind(self, agent: str) -> str:
+        """The name of `agent`'s mind graph."""
+        return self.minds[agent]
+
+    def staged(self, suffix: str) -> "GraphNames":
+        """Every name with `suffix` appended."""
+        return GraphNames(self.world + suffix, {a: n + suffix for a, n in self.minds.items()})
+
+
 @dataclass
 class Plan:
     """Everything `tomc run` executes for one scenario, and what `tomc compile` prints."""
@@ -55,6 +80,10 @@ class Plan:
     def mind_graph(self, agent: str) -> str:
         """The name of `agent`'s mind graph."""
         return self.mind_graph_prefix + agent
+
+    def graphs(self) -> GraphNames:
+        """The scenario's graph names."""
+        return GraphNames(self.world_graph, {a: self.mind_graph(a) for a in self.agents})
 
     def all_statements(self) -> list[Statement]:
         """Setup, then every event's statements, in execution order."""

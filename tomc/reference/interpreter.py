@@ -50,7 +50,29 @@ class Belief:
     support: list[str] = field(default_factory=list)
     until: Optional[int] = None
     valid_to: Optional[str] = None
-    contested: list[tuple[int, str]] = field(default_factory=list)  # (step, value)
+    contested: list["Contest"] = field(default_factory=list)
+
+
+@dataclass
+class Contest:
+    """A claim contested against a belief: `value` from `source` at `step` (SEMANTICS.md 4)."""
+
+    step: int
+    value: str
+    source: Optional[str]
+    authority: int
+    kind: str
+
+
+@dataclass
+class Told:
+    """`speaker` told `listener` that `key = value` at `step` (a TOLD edge on FalkorDB)."""
+
+    speaker: str
+    listener: str
+    step: int
+    key: str
+    value: str
 
 
 @dataclass
@@ -84,6 +106,7 @@ class ReferenceInterpreter:
         self.beliefs: dict[Chain, list[Belief]] = {c: [] for c in [TRUTH, *self.chains]}
         self.stays: list[Stay] = []
         self.events: dict[int, EventRecord] = {}
+        self.told: list[Told] = []
 
     # ------------------------------------------------------------------ world
 
@@ -139,7 +162,7 @@ class ReferenceInterpreter:
             witnesses = self.present(room) if room is not None else list(event.agents)
             fact = Fact(event.key, event.value, event.many, room)
             self.route_observation(event, witnesses, [fact])
-        elif event.kind in ("tell", "says", "announce", "claim"):
+        elif event.kind in ("tell", "says", "announce", "claim", "handoff"):
             witnesses = self.communicate(event)
         self.events[event.step] = EventRecord(event.step, event.kind, event.text, event.line,
                                               sorted(witnesses))
@@ -169,15 +192,35 @@ class ReferenceInterpreter:
             heard = list(self.scenario.agents)
         return [a for a in heard if a != speaker]
 
+    def handed_over(self, event: EventModel) -> list[Fact]:
+        """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now."""
+        # Imported here: the view module reads this interpreter's types.
+        from tomc.analysis.handoff import facts_to_send
+        from tomc.reference.view import ReferenceView
+        view = ReferenceView(self, event.step - 1)
+        return [Fact(h.key, h.value, self.policy.is_many(h.key), None, event.speaker,
+                     event.authority) for h in facts_to_send(view, event.speaker,
+                                                             event.listeners[0])]
+
     def communicate(self, event: EventModel) -> list[str]:
         speaker = event.speaker
         heard = self.listeners(event)
-        believers = [a for a in heard if self.trusts(a, speaker, event.key)]
-        fact = Fact(event.key, event.value, event.many, None, event.source, event.authority,
-                    event.published, event.valid_from or event.published or "")
+        if event.kind == "handoff":
+            facts = self.handed_over(event)
+            # Exit order judges one key's room; a handoff carries several keys (handoff.cypher).
+            trusted = self.policy.trust != "exit_order"
+            believers = heard if trusted else []
+        else:
+            facts = [Fact(event.key, event.value, event.many, None, event.source,
+                          event.authority, event.published,
+                          event.valid_from or event.published or "")]
+            believers = [a for a in heard if self.trusts(a, speaker, event.key)]
+        if speaker is not None:
+            self.told += [Told(speaker, listener, event.step, f.key, f.value)
+                          for listener in heard for f in facts]
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
-            self.adopt(TRUTH, fact, event, not authority_trust, "truth")
+            self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
         section = self.policy.sections.get(event.event_class)
         for rule in section.rules if section else []:
             if rule.over:
@@ -191,7 +234,8 @@ class ReferenceInterpreter:
                 if chain == (speaker,):
                     continue  # S's own belief never changes because S said something
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
-                self.adopt(chain, fact, event, force, rule.text)
+                for fact in facts:
+                    self.adopt(chain, fact, event, force, rule.text)
         return ([speaker] if speaker else []) + heard
 
     def chains_over(self, members: set[str], rule: ast.Rule, speaker: Optional[str],
@@ -242,7 +286,8 @@ class ReferenceInterpreter:
                 held.support.append(fact.source)
             held.authority = max(held.authority, fact.authority)
         elif outcome == "contest":
-            held.contested.append((event.step, fact.value))
+            held.contested.append(Contest(event.step, fact.value, fact.source, fact.authority,
+                                          event.kind))
         else:
             if held is not None:
                 held.until, held.valid_to = event.step, fact.valid_from
@@ -280,7 +325,7 @@ class ReferenceInterpreter:
             if e:
                 provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
                                              b.source, list(b.support), b.rule))
-        contested = sorted({v for b in held for s, v in b.contested if s <= query.step})
+        contested = sorted({c.value for b in held for c in b.contested if c.step <= query.step})
         return Answer(query, values, provenance, contested)
 
 

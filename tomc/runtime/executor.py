@@ -2,22 +2,28 @@
 
 A run builds its graphs under staging names (`<name>~building`) and only at the end swaps
 them in for the scenario's previous graphs, in one MULTI/EXEC: a failed run leaves what
-was stored before untouched, and re-running a scenario replaces its graphs.
+was stored before untouched, and re-running a scenario replaces its graphs. `apply` runs
+further events on graphs as they are: a live session's, or a simulation's forks.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Optional
 
 import redis
 
-from tomc.compiler.plan import Plan, Statement
+from tomc.compiler.plan import EventPlan, GraphNames, Plan, Statement
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
 
 STAGING_SUFFIX = "~building"
+
+# Called after the setup (step 0) and after each event of a run, with the step and the
+# (staged) graphs as they are then: answers that need the state at a step, not a read of
+# the history, are taken here (plan_announcements forks the graphs at its step).
+Checkpoint = Callable[[int, GraphNames], None]
 
 
 @dataclass
@@ -35,40 +41,66 @@ class Executor:
     def __init__(self, db: Database):
         self.db = db
 
-    def run(self, plan: Plan) -> RunStats:
+    def run(self, plan: Plan, checkpoint: Optional[Checkpoint] = None) -> RunStats:
         """Build the scenario's graphs from scratch, then swap them in for the old ones."""
         stats = RunStats()
         started = time.perf_counter()
+        staged = plan.graphs().staged(STAGING_SUFFIX)
         try:
             self._drop([n + STAGING_SUFFIX for n in self._existing(plan)])
-            for statement in plan.setup:
-                self._execute(plan, statement, {}, stats, staging=True)
+            self.execute(staged, plan.setup, stats)
+            if checkpoint:
+                checkpoint(0, staged)
             for event in plan.events:
-                t0 = time.perf_counter()
-                bindings: dict[str, Any] = {}
-                for statement in event.statements:
-                    self._execute(plan, statement, bindings, stats, staging=True)
-                stats.event_seconds.append(time.perf_counter() - t0)
+                self._event(staged, event, stats)
+                if checkpoint:
+                    checkpoint(event.step, staged)
             self._swap(plan)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         stats.total_seconds = time.perf_counter() - started
         return stats
 
-    def _execute(self, plan: Plan, statement: Statement, bindings: dict, stats: RunStats,
-                 staging: bool) -> None:
+    def apply(self, graphs: GraphNames, events: list[EventPlan]) -> RunStats:
+        """Run event plans on `graphs` as they are, no staging: the graphs must hold the
+        events before them (a live session, a fork)."""
+        stats = RunStats()
+        started = time.perf_counter()
+        try:
+            for event in events:
+                self._event(graphs, event, stats)
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        stats.total_seconds = time.perf_counter() - started
+        return stats
+
+    def execute(self, graphs: GraphNames, statements: list[Statement],
+                stats: Optional[RunStats] = None) -> None:
+        """Run statements that bind nothing (setup, declarations) on `graphs`."""
+        for statement in statements:
+            self._execute(graphs, statement, {}, stats or RunStats())
+
+    def _event(self, graphs: GraphNames, event: EventPlan, stats: RunStats) -> None:
+        started = time.perf_counter()
+        bindings: dict[str, Any] = {}  # live for one event only
+        for statement in event.statements:
+            self._execute(graphs, statement, bindings, stats)
+        stats.event_seconds.append(time.perf_counter() - started)
+
+    def _execute(self, graphs: GraphNames, statement: Statement, bindings: dict,
+                 stats: RunStats) -> None:
         params = {**statement.params, **bindings}
-        suffix = STAGING_SUFFIX if staging else ""
         if statement.graph == "world":
-            result = self.db.graph(plan.world_graph + suffix).query(statement.cypher, params)
+            targets = [graphs.world]
+        else:
+            targets = [graphs.mind(a) for a in self._minds(statement, params, graphs.agents)]
+        for name in targets:
+            result = self.db.graph(name).query(statement.cypher, params)
             stats.statements += 1
+            # A binding statement runs on one graph: the world, or the speaker's mind.
             if statement.binds and result.result_set:
                 columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
                 bindings.update(zip(columns, result.result_set[0]))
-            return
-        for agent in self._minds(statement, params, plan.agents):
-            self.db.graph(plan.mind_graph(agent) + suffix).query(statement.cypher, params)
-            stats.statements += 1
 
     @staticmethod
     def _minds(statement: Statement, params: dict, agents: list[str]) -> list[str]:

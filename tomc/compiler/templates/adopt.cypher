@@ -34,6 +34,6 @@ FOREACH (_ IN CASE WHEN outcome = 'adopt' THEN [1] ELSE [] END |
           valid_from: f.valid_from, room: f.room,
           support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END}))
 FOREACH (_ IN CASE WHEN outcome = 'contest' THEN [1] ELSE [] END |
-  CREATE (:Contest {key: f.key, value: f.value, since: $step, source: f.source,
+  CREATE (:Contest {key: f.key, value: f.value, since: $step, kind: $kind, source: f.source,
           authority: f.authority, published: f.published})-[:CONTESTS]->(b))
 RETURN outcome, count(*) AS chains

@@ -32,7 +32,7 @@ OPTIONAL MATCH (l:Agent) WHERE s IS NULL OR l <> s
 WITH e, s, key_room, speaker_exit, collect(l) AS heard
 FOREACH (l IN heard | CREATE (l)-[:WITNESSED]->(e))
 FOREACH (l IN CASE WHEN s IS NULL THEN [] ELSE heard END |
-  CREATE (s)-[:TOLD {step: $step, key: $key}]->(l))
+  CREATE (s)-[:TOLD {step: $step, key: $key, value: $value}]->(l))
 WITH s, key_room, speaker_exit, heard
 UNWIND (CASE WHEN size(heard) = 0 THEN [null] ELSE heard END) AS l
 {% if trust == "exit_order" -%}

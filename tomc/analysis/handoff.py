@@ -1,0 +1,176 @@
+"""`handoff S -> R`: the smallest set of facts S's model of R lacks, with a receipt.
+
+Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind graph):
+
+- **included**: every value S holds that `S > R` does not hold (a value R lacks, or the
+  correction of a different one), unless it is private;
+- **excluded**, each with a reason code: `known` (S > R already holds it), `superseded`
+  (a value S held before and replaced), `contested` (a rival claim S recorded against what
+  it holds), `private` (what S learnt in a private tell: kind `tell`; its value and source
+  are not shown, and neither are rivals that came in a private tell);
+- **caveats**: for each included value, the rival claims against it.
+
+The message is the included facts, one `KEY = VALUE` line each, plus a line per caveat.
+Its size is compared with the full event transcript (every event's text up to the step) by
+`estimate_tokens`. `handoff S -> R write` sends exactly the included facts (`facts_to_send`),
+as one private message of S (SEMANTICS.md section 3, "on tell:" rules; section 4 resolves
+them with S's authority).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from tomc.analysis.view import BeliefView, Held, Rival
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def estimate_tokens(text: str) -> int:
+    """A documented approximation of an LLM tokenizer: words and punctuation marks count one
+    token each (BPE tokenizers give about as many for English, more for long numbers and
+    rare words). Used to compare a handoff with the transcript, not to bill anyone."""
+    return len(_TOKEN.findall(text))
+
+
+def is_private(kind: str) -> bool:
+    """A value that arrived in a private tell is not the receiver's to pass on."""
+    return kind == "tell"
+
+
+@dataclass(frozen=True)
+class Included:
+    """A fact the handoff sends: `key = value`, the sources behind it, their authority."""
+
+    key: str
+    value: str
+    sources: tuple[str, ...]
+    authority: int
+    since: int
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A fact left out, with its reason code; `value` is None for private ones."""
+
+    key: str
+    reason: str
+    value: Optional[str]
+    detail: str
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """An included `key = value` contested by `rival`."""
+
+    key: str
+    value: str
+    rival: Rival
+
+
+@dataclass
+class HandoffReceipt:
+    """What `sender` hands `receiver` as of `step`, and what it leaves out and why."""
+
+    sender: str
+    receiver: str
+    step: int
+    included: list[Included]
+    excluded: list[Excluded]
+    caveats: list[Caveat]
+    message: str
+    tokens: int
+    transcript_tokens: int
+
+    def items(self, part: Optional[str]) -> list[str]:
+        """includes / caveats: keys; excludes: `KEY: REASON`."""
+        if part == "includes":
+            return [i.key for i in self.included]
+        if part == "caveats":
+            return [c.key for c in self.caveats]
+        return [f"{e.key}: {e.reason}" for e in self.excluded]
+
+    def lines(self) -> list[str]:
+        """Report lines: included facts with sources, then excluded ones, then the size."""
+        out = [f"included ({len(self.included)}):"]
+        for i in self.included:
+            sources = ", ".join(i.sources) or "observed"
+            out.append(f"  {i.key} = {i.value}  [sources: {sources}; authority {i.authority}; "
+                       f"since step {i.since}]")
+        out += [f"  caveat: {c.key} = {c.value} is contested by {c.rival.value} "
+                f"({c.rival.source or 'observed'}, authority {c.rival.authority}, "
+                f"step {c.rival.step})" for c in self.caveats]
+        out.append(f"excluded ({len(self.excluded)}):")
+        for e in self.excluded:
+            shown_value = "" if e.value is None else f" = {e.value}"
+            out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
+        out.append(f"size: {self.tokens} tokens, against {self.transcript_tokens} for the "
+                   f"full transcript (words and punctuation marks)")
+        return out
+
+    def to_json(self) -> dict:
+        """{sender, receiver, step, included, excluded, caveats, message, tokens}."""
+        return {
+            "sender": self.sender, "receiver": self.receiver, "step": self.step,
+            "included": [{"key": i.key, "value": i.value, "sources": list(i.sources),
+                          "authority": i.authority, "since": i.since} for i in self.included],
+            "excluded": [{"key": e.key, "reason": e.reason, "value": e.value,
+                          "detail": e.detail} for e in self.excluded],
+            "caveats": [{"key": c.key, "value": c.value, "rival": c.rival.value,
+                         "source": c.rival.source, "authority": c.rival.authority,
+                         "step": c.rival.step} for c in self.caveats],
+            "message": self.message,
+            "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
+                       "tokenizer": "words and punctuation marks (approximation)"},
+        }
+
+
+def facts_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
+    """The values `sender` holds that its model of `receiver` lacks, private ones left out,
+    sorted by key and value: what `handoff sender -> receiver write` sends."""
+    model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
+    return sorted((h for h in view.held([(sender,)])
+                   if not is_private(h.kind) and (h.key, h.value) not in model),
+                  key=lambda h: (h.key, h.value))
+
+
+def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
+    """The receipt of a handoff from `sender` to `receiver` as of the view's step."""
+    held = sorted(view.held([(sender,)]), key=lambda h: (h.key, h.value))
+    model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
+    sent = {(h.key, h.value) for h in facts_to_send(view, sender, receiver)}
+    included, excluded, caveats = [], [], []
+    for h in held:
+        if is_private(h.kind):
+            excluded.append(Excluded(h.key, "private", None, "learnt in a private tell"))
+            continue
+        if (h.key, h.value) in sent:
+            included.append(Included(h.key, h.value, h.support, h.authority, h.since))
+        elif (h.key, h.value) in model:
+            excluded.append(Excluded(h.key, "known", h.value,
+                                     f"{sender} > {receiver} already holds it"))
+        for rival in h.rivals:
+            if is_private(rival.kind):
+                excluded.append(Excluded(h.key, "private", None, "claimed in a private tell"))
+                continue
+            excluded.append(Excluded(
+                h.key, "contested", rival.value,
+                f"claimed by {rival.source or 'an observation'} (authority {rival.authority}) "
+                f"at step {rival.step}; {sender} holds {h.value}"))
+            if (h.key, h.value) in sent:
+                caveats.append(Caveat(h.key, h.value, rival))
+    for old in view.superseded([(sender,)]):
+        if is_private(old.kind):
+            excluded.append(Excluded(old.key, "private", None, "learnt in a private tell"))
+        else:
+            excluded.append(Excluded(old.key, "superseded", old.value,
+                                     f"held from step {old.since}, replaced at step {old.until}"))
+    excluded.sort(key=lambda e: (e.key, e.reason, e.value or ""))
+    message = "\n".join([f"{i.key} = {i.value}" for i in included]
+                        + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
+                           f"({c.rival.source or 'observed'})" for c in caveats])
+    transcript = "\n".join(e.text for e in view.events())
+    return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
+                          estimate_tokens(message), estimate_tokens(transcript))

@@ -1,0 +1,89 @@
+"""`who_knows KEY`: every agent, up to date with the truth, out of date, or unknown.
+
+An agent is **up to date** when it holds exactly the truth's values, **out of date** when it
+holds others (listed with what it holds and since when), **unknown** when it holds nothing.
+When the truth itself is unknown (the key was only ever spoken about: speech never changes
+the truth, SEMANTICS.md section 2), an agent holding a value is **unverified**.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from tomc.analysis.view import TRUTH, BeliefView, EventInfo, by_chain_key, shown, values
+
+
+@dataclass(frozen=True)
+class Holder:
+    """An agent holding `values` about the key since step `since`."""
+
+    agent: str
+    values: tuple[str, ...]
+    since: int
+
+
+@dataclass
+class WhoKnows:
+    """Who knows `key` as of `step`: the truth (with the event behind it) and four groups."""
+
+    key: str
+    step: int
+    many: bool
+    truth: tuple[str, ...]
+    truth_events: tuple[EventInfo, ...]
+    up_to_date: list[str]
+    out_of_date: list[Holder]
+    unknown: list[str]
+    unverified: list[Holder]
+
+    def items(self, part: Optional[str]) -> list[str]:
+        """The agents of one group: up_to_date, out_of_date, unknown or unverified."""
+        group = getattr(self, part)
+        return [h.agent if isinstance(h, Holder) else h for h in group]
+
+    def lines(self) -> list[str]:
+        """Report lines: the truth, then each group."""
+        out = [f"truth: {self.key} = {shown(self.truth, self.many)}"]
+        out += [f"  from step {e.step} (line {e.line}): {e.text}" for e in self.truth_events]
+        out.append(f"up to date: {', '.join(self.up_to_date) or 'nobody'}")
+        for label, holders in (("out of date", self.out_of_date),
+                               ("unverified", self.unverified)):
+            if holders:
+                out.append(f"{label}: " + ", ".join(
+                    f"{h.agent} ({shown(h.values, self.many)} since step {h.since})"
+                    for h in holders))
+        out.append(f"unknown: {', '.join(self.unknown) or 'nobody'}")
+        return out
+
+    def to_json(self) -> dict:
+        """{key, step, truth, truth_events, up_to_date, out_of_date, unknown, unverified}."""
+        def holders(group: list[Holder]) -> list[dict]:
+            return [{"agent": h.agent, "values": list(h.values), "since": h.since}
+                    for h in group]
+        return {"key": self.key, "step": self.step, "truth": list(self.truth),
+                "truth_events": [e.to_json() for e in self.truth_events],
+                "up_to_date": self.up_to_date, "out_of_date": holders(self.out_of_date),
+                "unknown": self.unknown, "unverified": holders(self.unverified)}
+
+
+def who_knows(view: BeliefView, key: str) -> WhoKnows:
+    """Sort every agent of the scenario by what it holds about `key` against the truth."""
+    agents = view.scenario.agents
+    grouped = by_chain_key(h for h in view.held([TRUTH, *((a,) for a in agents)]) if h.key == key)
+    truth_versions = grouped.get((TRUTH, key), [])
+    truth = values(truth_versions)
+    events = {e.step: e for e in view.events()}
+    result = WhoKnows(key, view.step, view.scenario.policy.is_many(key), truth,
+                      tuple(events[h.since] for h in truth_versions if h.since in events),
+                      [], [], [], [])
+    for agent in agents:
+        versions = grouped.get(((agent,), key), [])
+        if not versions:
+            result.unknown.append(agent)
+        elif values(versions) == truth:
+            result.up_to_date.append(agent)
+        else:
+            holder = Holder(agent, values(versions), max(h.since for h in versions))
+            (result.out_of_date if truth else result.unverified).append(holder)
+    return result

@@ -1,0 +1,77 @@
+"""The belief view over the reference interpreter's state: the same reads as
+tomc/runtime/graph_view.py, from Python objects, so every analysis answers the same on both
+engines (and tests can compare them)."""
+
+from __future__ import annotations
+
+import copy
+from contextlib import contextmanager
+from typing import Iterable, Iterator, Sequence
+
+from tomc.analysis.view import Chain, EventInfo, Held, Rival, ToldPath
+from tomc.compiler.templates import MAX_TOLD_HOPS
+from tomc.program import EventModel
+from tomc.reference.interpreter import Belief, ReferenceInterpreter
+
+
+class ReferenceView:
+    """A BeliefView (tomc/analysis/view.py) of `interpreter`'s state, as of `step`."""
+
+    def __init__(self, interpreter: ReferenceInterpreter, step: int):
+        self.interpreter = interpreter
+        self.scenario = interpreter.scenario
+        self.step = step
+
+    def held(self, chains: Iterable[Chain]) -> list[Held]:
+        """The versions `chains` hold at the view's step."""
+        step = self.step
+        return [self._held(chain, b) for chain in dict.fromkeys(chains)
+                for b in self.interpreter.beliefs.get(chain, [])
+                if b.since <= step and (b.until is None or b.until > step)]
+
+    def superseded(self, chains: Iterable[Chain]) -> list[Held]:
+        """The versions `chains` had closed by the view's step (never-held ones left out)."""
+        return [self._held(chain, b) for chain in dict.fromkeys(chains)
+                for b in self.interpreter.beliefs.get(chain, [])
+                if b.until is not None and b.since < b.until <= self.step]
+
+    def events(self) -> list[EventInfo]:
+        """Every event up to the view's step, with witnesses."""
+        return [EventInfo(e.step, e.kind, e.text, e.line, tuple(sorted(e.witnesses)))
+                for step, e in sorted(self.interpreter.events.items()) if step <= self.step]
+
+    def told_paths(self, holder: str, key: str, value: str, since: int) -> list[ToldPath]:
+        """Who-told-whom paths to `holder`, found backwards from the tell at `since`."""
+        told = [t for t in self.interpreter.told if t.key == key and t.value == value]
+        paths: list[ToldPath] = []
+        frontier = [ToldPath((t.speaker, holder), (since,)) for t in told
+                    if t.listener == holder and t.step == since]
+        while frontier:
+            paths += frontier
+            frontier = [ToldPath((t.speaker, *p.agents), (t.step, *p.steps))
+                        for p in frontier if len(p.steps) < MAX_TOLD_HOPS for t in told
+                        if t.listener == p.agents[0] and t.step < p.steps[0]
+                        and t.speaker not in p.agents]
+        return paths
+
+    @contextmanager
+    def simulate(self, events: Sequence[EventModel]) -> Iterator["ReferenceView"]:
+        """Apply `events` to a copy of the interpreter (the scenario and policy are shared,
+        not copied) and yield a view of the copy."""
+        if self.interpreter.events and max(self.interpreter.events) > self.step:
+            raise ValueError(f"cannot simulate from step {self.step}: the state is at step "
+                             f"{max(self.interpreter.events)}")
+        shared = {id(self.scenario): self.scenario, id(self.interpreter.policy):
+                  self.interpreter.policy}
+        fork = copy.deepcopy(self.interpreter, shared)
+        for event in events:
+            fork.apply(event)
+        yield ReferenceView(fork, events[-1].step)
+
+    def _held(self, chain: Chain, b: Belief) -> Held:
+        rivals = sorted((Rival(c.value, c.source, c.authority, c.step, c.kind)
+                         for c in b.contested if c.step <= self.step),
+                        key=lambda x: (x.step, x.value))
+        return Held(chain, b.key, b.value, b.since, b.until if b.until is not None and
+                    b.until <= self.step else None, b.kind, b.rule, b.source,
+                    tuple(b.support), b.authority, tuple(rivals))

@@ -89,3 +89,11 @@ def test_hitom_public_claim_per_listener(db):
             "ask A believes k\nask A > B believes k\nask B > A believes k\n"
             "ask C believes k\nask C > B believes k\nask B > C believes k\nask B believes k")
     assert values(run(db, body, "hitom")) == ["bag", "bag", "bag", "box", "box", "bag", "box"]
+
+
+def test_support_at_a_past_step_leaves_out_later_corroborations(db):
+    body = ("A tells B k.s = on\nC tells B k.s = on\n"
+            "expect B believes k.s supported by A at step 1\n"
+            "expect B believes k.s supported by A, C")
+    engine = run(db, body)
+    assert [a.passed for a in engine.answers] == [True, True]

@@ -47,10 +47,23 @@ class Belief:
     valid_from: str
     room: Optional[str]
     rule: str
+    origin_authority: int
     support: list[str] = field(default_factory=list)
+    support_since: list[int] = field(default_factory=list)  # the step each source joined
+    support_authority: list[int] = field(default_factory=list)  # and its authority
     until: Optional[int] = None
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
+
+    def support_at(self, step: int) -> list[str]:
+        """The sources that supported this belief by `step`."""
+        return [s for s, since in zip(self.support, self.support_since) if since <= step]
+
+    def authority_at(self, step: int) -> int:
+        """The authority this belief had at `step`: adopted with `origin_authority`, raised
+        by the sources that corroborated it by then."""
+        return max([self.origin_authority] + [a for a, since in zip(
+            self.support_authority, self.support_since) if since <= step])
 
 
 @dataclass
@@ -107,6 +120,14 @@ class ReferenceInterpreter:
         self.stays: list[Stay] = []
         self.events: dict[int, EventRecord] = {}
         self.told: list[Told] = []
+
+    def declare(self) -> None:
+        """Take in agents declared after the start (a live session shares its scenario with
+        the interpreter): their chains begin unknown."""
+        for chain in self.scenario.chains():
+            if chain not in self.chains:
+                self.chains.add(chain)
+                self.beliefs[chain] = []
 
     # ------------------------------------------------------------------ world
 
@@ -284,6 +305,8 @@ class ReferenceInterpreter:
         if outcome == "corroborate":
             if fact.source is not None and fact.source not in held.support:
                 held.support.append(fact.source)
+                held.support_since.append(event.step)
+                held.support_authority.append(fact.authority)
             held.authority = max(held.authority, fact.authority)
         elif outcome == "contest":
             held.contested.append(Contest(event.step, fact.value, fact.source, fact.authority,
@@ -291,10 +314,12 @@ class ReferenceInterpreter:
         else:
             if held is not None:
                 held.until, held.valid_to = event.step, fact.valid_from
+            sourced = fact.source is not None
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
-                fact.published, fact.valid_from, fact.room, rule,
-                [fact.source] if fact.source is not None else []))
+                fact.published, fact.valid_from, fact.room, rule, fact.authority,
+                [fact.source] if sourced else [], [event.step] if sourced else [],
+                [fact.authority] if sourced else []))
         return outcome
 
     # ------------------------------------------------------------------ reads
@@ -324,7 +349,7 @@ class ReferenceInterpreter:
             e = self.events.get(b.since)
             if e:
                 provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
-                                             b.source, list(b.support), b.rule))
+                                             b.source, b.support_at(query.step), b.rule))
         contested = sorted({c.value for b in held for c in b.contested if c.step <= query.step})
         return Answer(query, values, provenance, contested)
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 from typing import Optional
 
 from tomc.answers import Answer, Provenance
-from tomc.compiler.plan import Plan
+from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.program import QueryModel
 from tomc.runtime.connection import Database
 
 
-def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int,
+def belief(db: Database, graphs: GraphNames, chain: tuple[str, ...], key: str, step: int,
            on_date: Optional[str] = None) -> list[dict]:
-    """Rows {value, since, source, support, authority, rule, contested} of `chain` about
-    `key`: held at `step` (knowledge time), or, with `on_date`, adopted by `step` and valid
-    in the world on that date (valid time)."""
-    graph = plan.mind_graph(chain[0]) if chain else plan.world_graph
+    """Rows {value, since, source, support, rule, contested} of `chain` about `key`: held
+    at `step` (knowledge time), or, with `on_date`, adopted by `step` and valid in the world
+    on that date (valid time); the support and rivals are those of `step`."""
+    graph = graphs.mind(chain[0]) if chain else graphs.world
     template = "read_valid.cypher" if on_date else "read_belief.cypher"
     result = db.graph(graph).ro_query(render(template), {"agents": list(chain), "key": key,
                                                          "step": step, "date": on_date})
@@ -28,22 +28,22 @@ def belief(db: Database, plan: Plan, chain: tuple[str, ...], key: str, step: int
     return [dict(zip(columns, row)) for row in result.result_set]
 
 
-def event(db: Database, plan: Plan, step: int) -> Optional[dict]:
+def event(db: Database, graphs: GraphNames, step: int) -> Optional[dict]:
     """The event at `step` with its witnesses, or None."""
-    result = db.graph(plan.world_graph).ro_query(render("read_event.cypher"), {"step": step})
+    result = db.graph(graphs.world).ro_query(render("read_event.cypher"), {"step": step})
     if not result.result_set:
         return None
     columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
     return dict(zip(columns, result.result_set[0]))
 
 
-def answer(db: Database, plan: Plan, query: QueryModel) -> Answer:
-    """Evaluate one expect or ask at its step."""
-    rows = belief(db, plan, query.chain, query.key, query.step, query.on_date)
+def answer(db: Database, graphs: GraphNames, query: QueryModel) -> Answer:
+    """Evaluate one expect or ask at its step, on the scenario's `graphs`."""
+    rows = belief(db, graphs, query.chain, query.key, query.step, query.on_date)
     values = sorted(r["value"] for r in rows)
     provenance = []
     for row in rows:
-        found = event(db, plan, row["since"])
+        found = event(db, graphs, row["since"])
         if found:
             provenance.append(Provenance(found["step"], found["kind"], found["text"],
                                          found["line"], sorted(found["witnesses"]),

@@ -6,7 +6,11 @@ WHERE p.agents = chain AND b.since <= $step AND (b.until IS NULL OR b.until > $s
 OPTIONAL MATCH (c:Contest)-[:CONTESTS]->(b) WHERE c.since <= $step
 RETURN p.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        null AS until, b.kind AS kind, b.rule AS rule, b.source AS source,
-       b.support AS support, b.authority AS authority,
+       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
+        | b.support[i]] AS support,
+       reduce(a = b.origin_authority, i IN range(0, size(b.support) - 1) |
+              CASE WHEN b.support_since[i] <= $step AND b.support_authority[i] > a
+                   THEN b.support_authority[i] ELSE a END) AS authority,
        collect(CASE WHEN c IS NULL THEN null
                ELSE {value: c.value, source: c.source, authority: c.authority,
                      step: c.since, kind: c.kind} END) AS rivals

@@ -18,7 +18,7 @@ from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.compiler.lower import lower
 from tomc.compiler.plan import GraphNames
-from tomc.program import AnalysisQuery, ScenarioModel
+from tomc.program import AnalysisQuery, QueryModel, ScenarioModel
 from tomc.reference.interpreter import ReferenceInterpreter
 from tomc.reference.view import ReferenceView
 from tomc.runtime.connection import Database
@@ -51,45 +51,67 @@ def run_scenario(scenario: ScenarioModel, engine: Engine = "falkordb",
     On `falkordb`, `db` is required; the scenario's graphs are replaced. Raises
     DatabaseUnavailable if the database goes away.
     """
-    answers: dict[int, AnyAnswer] = {}
-    during = {i: q for i, q in enumerate(scenario.queries) if _needs_state(q)}
-
-    def at_step(step: int, view: Callable[[], BeliefView]) -> None:
-        for i, query in during.items():
-            if query.step == step:
-                answers[i] = analyses.answer(view(), query)
-
-    stats = None
+    answers = _Answers(scenario)
     if engine == "reference":
         interpreter = ReferenceInterpreter(scenario)
-        at_step(0, lambda: ReferenceView(interpreter, 0))
+        answers.at_step(0, lambda: ReferenceView(interpreter, 0))
         for event in scenario.events:
             interpreter.apply(event)
-            at_step(event.step, lambda: ReferenceView(interpreter, event.step))
+            answers.at_step(event.step, lambda: ReferenceView(interpreter, event.step))
+        answers.after(lambda step: ReferenceView(interpreter, step), interpreter.answer)
+        return ScenarioRun(scenario, answers.in_order())
+    plan = lower(scenario)
 
-        def view_at(step: int) -> BeliefView:
-            return ReferenceView(interpreter, step)
+    def checkpoint(step: int, graphs: GraphNames) -> None:
+        answers.at_step(step, lambda: GraphView(db, graphs, scenario, step))
 
-        belief = interpreter.answer
-    else:
-        plan = lower(scenario)
+    stats = Executor(db).run(plan, checkpoint)
+    answers.after(lambda step: GraphView(db, plan.graphs(), scenario, step),
+                  lambda query: answer(db, plan.graphs(), query))
+    return ScenarioRun(scenario, answers.in_order(), stats)
 
-        def checkpoint(step: int, graphs: GraphNames) -> None:
-            at_step(step, lambda: GraphView(db, graphs, scenario, step))
 
-        stats = Executor(db).run(plan, checkpoint)
+class _Answers:
+    """The answers of one run, collected at checkpoints and after it; each distinct analysis
+    (`same_analysis`) is computed once, and the views of one step are shared."""
 
-        def view_at(step: int) -> BeliefView:
-            return GraphView(db, plan.graphs(), scenario, step)
+    def __init__(self, scenario: ScenarioModel):
+        self.queries = scenario.queries
+        self.found: dict[int, AnyAnswer] = {}
+        self.results: dict[tuple, analyses.Result] = {}
 
-        def belief(query) -> Answer:
-            return answer(db, plan, query)
+    def at_step(self, step: int, view: Callable[[], BeliefView]) -> None:
+        """Answer the queries that need the state at `step` (see `_needs_state`)."""
+        for i, query in enumerate(self.queries):
+            if query.step == step and _needs_state(query):
+                self.found[i] = self._analysis(view, query)
 
-    for i, query in enumerate(scenario.queries):
-        if i not in answers:
-            answers[i] = (analyses.answer(view_at(query.step), query)
-                          if isinstance(query, AnalysisQuery) else belief(query))
-    return ScenarioRun(scenario, [answers[i] for i in range(len(scenario.queries))], stats)
+    def after(self, view_at: Callable[[int], BeliefView],
+              belief: Callable[[QueryModel], Answer]) -> None:
+        """Answer the other queries from the history, once the run is over."""
+        views: dict[int, BeliefView] = {}
+
+        def view_of(step: int) -> BeliefView:
+            if step not in views:
+                views[step] = view_at(step)
+            return views[step]
+
+        for i, query in enumerate(self.queries):
+            if i in self.found:
+                continue
+            if isinstance(query, AnalysisQuery):
+                self.found[i] = self._analysis(lambda: view_of(query.step), query)
+            else:
+                self.found[i] = belief(query)
+
+    def in_order(self) -> list[AnyAnswer]:
+        return [self.found[i] for i in range(len(self.queries))]
+
+    def _analysis(self, view: Callable[[], BeliefView], query: AnalysisQuery) -> AnalysisAnswer:
+        same = analyses.same_analysis(query)
+        found = analyses.answer(view(), query, self.results.get(same))
+        self.results[same] = found.result
+        return found
 
 
 def _needs_state(query) -> bool:

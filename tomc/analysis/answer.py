@@ -75,9 +75,17 @@ class AnalysisAnswer:
                 "passed": self.passed, "answer": self.result.to_json()}
 
 
-def answer(view: BeliefView, query: AnalysisQuery) -> AnalysisAnswer:
-    """Evaluate one analysis query on `view` (whose step must be the query's)."""
-    result = analyse(view, query)
+def same_analysis(query: AnalysisQuery) -> tuple:
+    """What identifies an analysis's result: queries with the same one share it (several
+    expectations about one handoff, one plan) and it is computed once."""
+    return (query.analysis, query.step, query.depth, query.key, query.chain, query.agents)
+
+
+def answer(view: BeliefView, query: AnalysisQuery,
+           result: Optional[Result] = None) -> AnalysisAnswer:
+    """Evaluate one analysis query on `view` (whose step must be the query's); `result`,
+    when given, is that of an earlier query with the same `same_analysis`."""
+    result = result or analyse(view, query)
     if query.kind != "expect":
         return AnalysisAnswer(query, result)
     if isinstance(result, AnnouncementPlan):

@@ -7,7 +7,7 @@ diagnose impossible events: an exit from a room the agent is not in (E120), a mo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Optional
@@ -98,6 +98,80 @@ def parse_time(text: str) -> Optional[str]:
         return None
 
 
+class LiveChecker:
+    """One scenario, checked so far, that takes further statements one text at a time: what
+    a live session (tomc/api.py) checks each `apply` and `ask` against.
+
+    Built from .tom source holding the scenario (and its policy); raises DiagnosticError
+    when the source has errors, ValueError when it does not hold exactly one scenario named
+    `scenario` (or exactly one scenario, when no name is given).
+    """
+
+    def __init__(self, source: str, path: str, scenario: Optional[str] = None):
+        result = check_text(source, path)
+        if not result.ok:
+            raise DiagnosticError(result.diagnostics)
+        found = [s for s in result.scenarios if scenario in (None, s.name)]
+        if len(found) != 1:
+            names = ", ".join(s.name for s in result.scenarios) or "none"
+            named = f" named {scenario}" if scenario else ""
+            raise ValueError(f"{path} must hold one scenario{named} (it has: {names})")
+        tree = next(item for item in parse(source, path).items
+                    if isinstance(item, ast.Scenario) and item.name.text == found[0].name)
+        self._checker = _ScenarioChecker(tree, found[0].policy, path, source)
+        self._checker.check()
+        self.scenario = self._checker.model()
+
+    def add(self, text: str, accept: tuple[type, ...],
+            path: str = "<apply>") -> tuple[list[EventModel], list]:
+        """Check the statements of `text` after those checked so far; returns the new events
+        (which the scenario now holds too) and the new queries (which it does not keep:
+        a live session answers them once).
+
+        Raises DiagnosticError with spans relative to `text`, and then keeps nothing of it;
+        ValueError, before checking anything, when a statement is not of the `accept` types.
+        """
+        wrapper = f"scenario live {{\n{text}\n}}\n"  # the statements sit on line 2 onwards
+        checker = self._checker
+        try:
+            statements = parse(wrapper, path).items[0].statements
+        except DiagnosticError as err:
+            raise DiagnosticError([_shifted(d, text) for d in err.diagnostics]) from None
+        refused = [type(stmt).__name__ for stmt in statements if not isinstance(stmt, accept)]
+        if refused or not statements:
+            raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
+                             f"{', '.join(refused) or 'nothing'}")
+        saved = (list(checker.agents), list(checker.rooms), dict(checker.where),
+                 len(checker.events), len(checker.queries), checker.lines, checker.path)
+        checker.lines, checker.path, checker.diagnostics = wrapper.split("\n"), path, []
+        for stmt in statements:
+            checker.statement(stmt)
+        events, queries = checker.events[saved[3]:], checker.queries[saved[4]:]
+        del checker.queries[saved[4]:]
+        checker.lines, checker.path = saved[5], saved[6]
+        if checker.diagnostics:
+            checker.agents[:], checker.rooms[:] = saved[0], saved[1]
+            checker.where.clear()
+            checker.where.update(saved[2])
+            del checker.events[saved[3]:]
+            raise DiagnosticError([_shifted(d, text) for d in checker.diagnostics])
+        return events, queries
+
+
+def _shifted(diagnostic: Diagnostic, text: str) -> Diagnostic:
+    """A diagnostic on LiveChecker's wrapper, moved onto the lines of `text`."""
+    span = diagnostic.span
+    if span is None:
+        return diagnostic
+    last = text.count("\n") + 1
+
+    def line(n: int) -> int:
+        return min(max(n - 1, 1), last)
+
+    return replace(diagnostic, span=span.model_copy(update={
+        "line": line(span.line), "end_line": line(span.end_line)}))
+
+
 class _ScenarioChecker:
     def __init__(self, scenario: ast.Scenario, policy: PolicyModel, path: str, source: str):
         self.scenario = scenario
@@ -116,8 +190,15 @@ class _ScenarioChecker:
 
     def check(self) -> ScenarioModel:
         for stmt in self.scenario.statements:
-            method = getattr(self, f"_{type(stmt).__name__.lower()}")
-            method(stmt)
+            self.statement(stmt)
+        return self.model()
+
+    def statement(self, stmt) -> None:
+        getattr(self, f"_{type(stmt).__name__.lower()}")(stmt)
+
+    def model(self) -> ScenarioModel:
+        """The scenario checked so far; its lists are the checker's own, so it grows with
+        each statement a live session adds."""
         return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
                              agents=self.agents, rooms=self.rooms, events=self.events,
                              queries=self.queries)

@@ -157,6 +157,12 @@ def _statement(stmt) -> str:
     raise TypeError(f"not a scenario statement: {stmt!r}")
 
 
+def format_statement(stmt) -> str:
+    """One scenario statement (an event, an expect, an ask, ...) in canonical form: how the
+    Python API writes the statements its typed methods stand for."""
+    return _statement(stmt)
+
+
 def _verb(verb: str, agents: list[ast.Name]) -> str:
     """`Sally enters`, `Sally, Anne enter`: the grammar takes both spellings."""
     return f"{verb}s" if len(agents) == 1 else verb

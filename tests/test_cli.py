@@ -73,7 +73,7 @@ def test_run_json(db_args):
     assert result.exit_code == 0
     payload = json.loads(result.output)
     answers = payload["scenarios"][0]["answers"]
-    assert payload["summary"] == "14 passed, 0 failed"
+    assert payload["summary"] == "46 passed, 0 failed"
     ask = next(a for a in answers if a["kind"] == "ask")
     assert ask["value"] == "approved" and ask["provenance"][0]["step"] == 2
 

@@ -151,7 +151,7 @@ class Session:
             events, _ = self._checker.add(text, accept=(*ast.EVENT_TYPES, *_DECLARATIONS))
         except DiagnosticError as err:
             raise TomError(err.diagnostics, text) from None
-        # Live events are numbered after the opening source's lines, one per statement.
+        # Live events get line numbers after the opening source's lines, one per event.
         for i, event in enumerate(events):
             self._line += 1
             events[i] = model.events[event.step - 1] = replace(event, line=self._line)

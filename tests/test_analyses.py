@@ -269,9 +269,12 @@ def test_plan_announcements_is_simulated_at_its_step_not_at_the_end(db):
 
 
 def test_plan_announcements_with_nothing_to_say(db):
-    (plan,) = results(db, SALLY + "ask plan_announcements k by C")
-    assert plan.best is None and plan.plans == []
-    assert plan.lines() == ["C holds nothing about k.location: nothing to announce"]
+    body = SALLY + ("ask plan_announcements k by C\n"
+                    "expect plan_announcements k by C private depth 1 = 1")  # B, as before
+    plan, check = run(db, body).answers
+    assert plan.result.best is None and check.passed
+    assert [p.messages for p in plan.result.plans] == [0, 0]
+    assert plan.result.lines() == ["C holds nothing about k.location: nothing to announce"]
 
 
 def test_forks_are_dropped_even_when_a_simulation_fails(db, monkeypatch):

@@ -1,7 +1,8 @@
 """`plan_announcements KEY by S`: tell each misinformed agent privately, or announce once?
 
 S can only pass on what S believes: the values S holds about KEY. An agent is
-**misinformed** when it holds values about KEY other than S's. Two plans are compared:
+**misinformed** when it holds values about KEY other than S's. Two plans are compared (when
+S holds nothing, both send nothing, leave what is, and neither is best):
 
 - **private**: S tells each misinformed agent each of S's values (`S tells A KEY = v`);
 - **announce**: S announces each of its values once (`S announces KEY = v`).
@@ -106,8 +107,6 @@ def plan_announcements(view: BeliefView, key: str, speaker: str) -> Announcement
 
     result = AnnouncementPlan(key, speaker, view.step, spoken, scenario.policy.is_many(key),
                               misinformed, count(view), [], None)
-    if not spoken:
-        return result
     private = [(listener, value) for listener in misinformed for value in spoken]
     announced = [(None, value) for value in spoken]
     for name, messages in (("private", private), ("announce", announced)):
@@ -119,8 +118,9 @@ def plan_announcements(view: BeliefView, key: str, speaker: str) -> Announcement
         else:
             left = dict(result.before)
         result.plans.append(PlanOutcome(name, events, left))
-    result.best = min(result.plans, key=lambda p: (
-        [p.left[d] for d in depths], p.messages, p.name != "private")).name
+    if spoken:
+        result.best = min(result.plans, key=lambda p: (
+            [p.left[d] for d in depths], p.messages, p.name != "private")).name
     return result
 
 

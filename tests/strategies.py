@@ -4,8 +4,10 @@ The strategies build `ast.File` values directly (not text), and every file they 
 valid for the checker too: names are declared before use, an agent exits only the room it
 is in, moves and `says` come only from an agent in a room, a tell has two distinct agents,
 a chain names pairwise distinct agents and is no deeper than the policy, claims come from
-a declared source or an agent, dates are real calendar dates, and sets are expected only of
-keys a policy declares `many`. The nodes carry no spans: to run a generated file, format it
+a declared source or an agent, dates are real calendar dates, sets are expected only of
+keys a policy declares `many`, and handoffs and the analyses of two agents (handoff,
+common_ground, context_for) appear only under a policy of depth 2 or more, whose chain
+`S > R` they read. The nodes carry no spans: to run a generated file, format it
 with `tomc.dsl.formatter.format_file` and parse the text.
 
 Events are drawn as a plain list, independently of one another, then replayed in order
@@ -171,7 +173,10 @@ def _events(world: World) -> st.SearchStrategy:
     """Every kind of event, each drawn without regard to presence (see `_replay`)."""
     agent, room, fact = st.sampled_from(world.agents), st.sampled_from(world.rooms), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    handoffs = [st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]),
+                          pairs)] if world.depth >= 2 else []  # it reads S > R
     return st.one_of(
+        *handoffs,
         st.builds(ast.Enter, agents=_subset(world.agents), room=room),
         st.builds(ast.Exit, agents=_subset(world.agents), room=room),
         st.builds(ast.State, room=room, fact=fact),
@@ -238,6 +243,70 @@ def _expect(world: World, subject: ast.Subject, form: str, value: ast.Value,
     return ast.Expect(subject=subject, kind="value", values=[value], when=when)
 
 
+def _analyses(world: World) -> st.SearchStrategy:
+    """Every analysis, with arguments the checker accepts (the pairs need depth 2)."""
+    agent = st.sampled_from(world.agents)
+    pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    chains = st.lists(agent, min_size=1, max_size=min(world.depth, len(world.agents)),
+                      unique_by=_text)
+    found = [st.builds(ast.FalseBeliefs, depth=st.none() | st.integers(1, world.depth)),
+             st.builds(ast.WhoKnows, key=keys(world)),
+             st.builds(ast.Explain, chain=chains, key=keys(world)),
+             st.builds(ast.PlanAnnouncements, key=keys(world), speaker=agent)]
+    if world.depth >= 2:
+        found += [pairs.map(lambda p: ast.Handoff(sender=p[0], receiver=p[1])),
+                  pairs.map(lambda p: ast.CommonGround(first=p[0], second=p[1])),
+                  pairs.map(lambda p: ast.ContextFor(agent=p[0], other=p[1]))]
+    return st.one_of(found)
+
+
+@st.composite
+def _analysis_expects(draw, world: World) -> ast.ExpectAnalysis:
+    """An expectation of one part of an analysis, with items of the shape that part lists
+    (the items themselves are drawn freely: most such expectations fail)."""
+    analysis = draw(_analyses(world))
+    agent = st.sampled_from(world.agents)
+    some_keys = st.lists(keys(world), max_size=3)
+    some_agents = st.lists(agent, max_size=3, unique_by=_text)
+    match analysis:
+        case ast.FalseBeliefs(depth=depth):
+            size = depth or 1
+            chains = st.lists(agent, min_size=size, max_size=size, unique_by=_text)
+            items = st.builds(ast.BelieverKey, chain=chains, key=keys(world))
+            listed = draw(st.lists(items, max_size=3)) if size <= len(world.agents) else []
+            return ast.ExpectAnalysis(analysis=analysis, believer_keys=listed)
+        case ast.WhoKnows():
+            part = draw(st.sampled_from(["up_to_date", "out_of_date", "unknown", "unverified"]))
+            return ast.ExpectAnalysis(analysis=analysis, part=part, names=draw(some_agents))
+        case ast.Handoff():
+            part = draw(st.sampled_from(["includes", "caveats", "excludes"]))
+            excluded = st.builds(ast.Excluded, key=keys(world), reason=st.sampled_from(
+                ["superseded", "contested", "private", "known"]))
+            return ast.ExpectAnalysis(
+                analysis=analysis, part=part,
+                keys=draw(some_keys) if part != "excludes" else [],
+                excluded=draw(st.lists(excluded, max_size=3)) if part == "excludes" else [])
+        case ast.CommonGround():
+            return ast.ExpectAnalysis(analysis=analysis, keys=draw(some_keys))
+        case ast.Explain():
+            if draw(st.booleans()):
+                return ast.ExpectAnalysis(analysis=analysis, part="from_step",
+                                          number=draw(st.integers(0, 40)))
+            path = draw(st.lists(agent, min_size=1, max_size=3, unique_by=_text))
+            return ast.ExpectAnalysis(analysis=analysis, part="path", names=path)
+        case ast.PlanAnnouncements():
+            part = draw(st.sampled_from(["best", "tells", "left"]))
+            plan = draw(st.sampled_from(["private", "announce"]))
+            return ast.ExpectAnalysis(
+                analysis=analysis, part=part, plan=plan if part != "tells" else None,
+                names=draw(some_agents) if part == "tells" else [],
+                depth=draw(st.integers(1, world.depth)) if part == "left" else None,
+                number=draw(st.integers(0, 5)) if part == "left" else None)
+    part = draw(st.sampled_from(["differ", "first"]))  # context_for
+    listed = [draw(keys(world))] if part == "first" else draw(some_keys)
+    return ast.ExpectAnalysis(analysis=analysis, part=part, keys=listed)
+
+
 def _queries(world: World) -> st.SearchStrategy[ast.Expect | ast.Ask]:
     whens = st.none() | st.builds(ast.When, step=st.integers(0, 40)) | st.builds(
         ast.When, date=_times)
@@ -249,7 +318,8 @@ def _queries(world: World) -> st.SearchStrategy[ast.Expect | ast.Ask]:
                         values(world), _containers(world), st.lists(values(world), max_size=3),
                         sources, whens)
     asks = st.builds(ast.Ask, subject=_subjects(world), when=whens)
-    return expects | asks
+    analyses = st.builds(ast.AskAnalysis, analysis=_analyses(world)) | _analysis_expects(world)
+    return expects | asks | analyses
 
 
 # ---------------------------------------------------------------- scenarios and files
@@ -263,8 +333,15 @@ def _scenario(world: World, name: ast.Name, events: list, queries: list) -> ast.
                                                ast.Rooms(names=world.rooms), *played, *asked])
 
 
-def _no_later_than(steps: int, query: ast.Expect | ast.Ask) -> ast.Expect | ast.Ask:
-    """A query `at step N` moved back to the last step when N has not happened yet."""
+def _no_later_than(steps: int, query):
+    """A query `at step N` (or `expect explain ... from step N`) moved back to the last step
+    when N has not happened yet."""
+    if isinstance(query, ast.ExpectAnalysis):
+        if query.part == "from_step" and query.number > steps:
+            return query.model_copy(update={"number": steps})
+        return query
+    if isinstance(query, ast.AskAnalysis):
+        return query
     if query.when is not None and query.when.step is not None and query.when.step > steps:
         return query.model_copy(update={"when": ast.When(step=steps)})
     return query

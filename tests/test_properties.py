@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from hypothesis import given, note
+from hypothesis import given, note, settings
 
 from strategies import inline_policy_files, scenario_files
 from tomc.compiler.lower import lower
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
 from tomc.reference.interpreter import run_reference
+from tomc.runner import run_scenario
 from tomc.runtime.executor import Executor
 
 Version = tuple[tuple[str, ...], str, str, int, object]  # chain, key, value, since, until
@@ -125,3 +126,17 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
     for chain, kind, new_authority, old_authority in engine_rows(db, scenario, SUPERSESSIONS):
         if kind == "claim":
             assert new_authority >= old_authority, (chain, new_authority, old_authority)
+
+
+# Each example runs its queries on both engines, and plan_announcements copies graphs
+# (about 0.1 s per GRAPH.COPY): a quarter of the profile's examples.
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(FILES)
+def test_engines_agree_on_every_answer(db, file):
+    """Invariant 2 for what agents ask of memory: every expect and ask, belief queries
+    (with provenance) and analyses (with their evidence), is the same on both engines."""
+    _, scenario = checked(file)
+    engine = run_scenario(scenario, "falkordb", db)
+    reference = run_scenario(scenario, "reference")
+    for mine, theirs in zip(engine.answers, reference.answers):
+        assert mine.to_json() == theirs.to_json(), mine.query.text

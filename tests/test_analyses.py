@@ -335,9 +335,13 @@ def test_run_json_carries_each_analysis_with_its_evidence(db):
 
 
 def test_compiled_handoff_reads_the_senders_mind_and_keeps_user_values_in_parameters():
-    names = "agents \"O'Brien\", \"DETACH `x`\"\n"
-    text = "scenario s {\n  " + names + "  \"O'Brien\" sets k.s = \"}) MATCH (n)\"\n" \
-        "  handoff \"O'Brien\" -> \"DETACH `x`\" write\n  ask handoff \"O'Brien\" -> \"DETACH `x`\"\n}\n"
+    text = """scenario s {
+  agents "O'Brien", "DETACH `x`"
+  "O'Brien" sets k.s = "}) MATCH (n)"
+  handoff "O'Brien" -> "DETACH `x`" write
+  ask handoff "O'Brien" -> "DETACH `x`"
+}
+"""
     plan = lower(scenario(text))
     statements = plan.events[1].statements
     assert [s.template for s in statements][:2] == ["handoff_facts.cypher", "handoff.cypher"]

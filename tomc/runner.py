@@ -105,6 +105,7 @@ class _Answers:
                 self.found[i] = belief(query)
 
     def in_order(self) -> list[AnyAnswer]:
+        """Every answer, in the order of the scenario's queries."""
         return [self.found[i] for i in range(len(self.queries))]
 
     def _analysis(self, view: Callable[[], BeliefView], query: AnalysisQuery) -> AnalysisAnswer:

@@ -36,6 +36,7 @@ class PlanOutcome:
 
     @property
     def messages(self) -> int:
+        """How many messages the plan sends: one per event."""
         return len(self.events)
 
 

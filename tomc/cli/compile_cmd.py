@@ -24,7 +24,7 @@ def _statement_text(s: Statement, number: int, plan: Plan) -> str:
     lines.extend(s.cypher.splitlines())
     lines.append("   params: " + json.dumps(s.params, ensure_ascii=False))
     if s.bound:
-        lines.append("   from the event's world statement: " + ", ".join(s.bound))
+        lines.append("   bound at run time by an earlier statement of the event: " + ", ".join(s.bound))
     return "\n".join(lines)
 
 

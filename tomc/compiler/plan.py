@@ -3,7 +3,8 @@
 A statement runs on the world graph, or on the mind graph of every agent in `minds`
 (names of bindings, e.g. ["witnesses"], or ["speaker"]). A world statement may `bind` its
 result columns (witnesses, listeners, believers, facts) for the statements after it in
-the same event; those values reach Cypher as parameters, never as text.
+the same event, and so may a read of one mind graph (a handoff's facts, read from the
+sender's mind); those values reach Cypher as parameters, never as text.
 """
 
 from __future__ import annotations

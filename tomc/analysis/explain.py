@@ -4,10 +4,10 @@ For each value the chain holds: the event it was adopted from (step, .tom line, 
 its witnesses, the routing rule, the sources that support it and the claims that contest
 it, the value it superseded, and the who-told-whom path that brought it to the chain's
 first agent. The path is read from the TOLD edges of the world graph (a path query on
-FalkorDB): tells of the same key and value, at strictly increasing steps, ending with the
-tell of the adopting event; of all such paths the one that starts earliest, then the
-shortest, then the first by name. A value that was observed, or came from a source with
-no speaking agent, has the one-agent path of its holder.
+FalkorDB): the tell of the adopting event, preceded by the first time its speaker heard
+that value, preceded by the first time that teller heard it, and so on, as long as the
+steps go back and no agent repeats; the longest such path. A value that was observed, or
+came from a source with no speaking agent, has the one-agent path of its holder.
 """
 
 from __future__ import annotations
@@ -107,5 +107,5 @@ def told_path(view: BeliefView, holder: str, belief: Held) -> ToldPath:
     if belief.kind in COMMUNICATED:
         paths = view.told_paths(holder, belief.key, belief.value, belief.since)
         if paths:
-            return min(paths, key=lambda p: (p.steps[0], len(p.steps), p.agents))
+            return max(paths, key=lambda p: len(p.steps))
     return ToldPath((holder,), ())

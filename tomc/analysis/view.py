@@ -102,9 +102,10 @@ class BeliefView(Protocol):
         """Every event of steps 1..`step`, in order, with its witnesses."""
 
     def told_paths(self, holder: str, key: str, value: str, since: int) -> list[ToldPath]:
-        """Every who-told-whom path of `key = value` ending with a tell to `holder` at step
-        `since`: steps strictly increase along it, no agent appears twice, at most
-        `tomc.compiler.templates.MAX_TOLD_HOPS` tells."""
+        """The who-told-whom paths of `key = value` that end with the tell to `holder` at
+        step `since`, shortest first: that tell alone, then preceded by its speaker's first
+        hearing of the value, then by that teller's first hearing, ..., as long as the steps
+        go back and no agent repeats (tomc/analysis/explain.py)."""
 
     def simulate(self, events: Sequence[EventModel]) -> AbstractContextManager["BeliefView"]:
         """A view of the beliefs after `events` (numbered from `step` + 1) are applied to a

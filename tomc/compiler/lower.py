@@ -104,6 +104,10 @@ def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
     plan.statements.append(Statement("world", render(template, **context), params, template,
                                      origin, binds=True,
                                      bound=("facts",) if event.kind == "handoff" else ()))
+    if template in ("communicate.cypher", "handoff.cypher"):
+        plan.statements.append(Statement("world", render("mark_first_tells.cypher"),
+                                         {"step": event.step}, "mark_first_tells.cypher",
+                                         origin))
 
     section_name = event.event_class
     if section_name is None:

@@ -23,16 +23,12 @@ FORCE_EXPR = {
     "never": "false",
 }
 CONDITION_EXPR = {None: "true", False: "listener IN $believers", True: "NOT listener IN $believers"}
-# The longest who-told-whom path `explain` follows (a variable-length bound cannot be a
-# parameter in FalkorDB, FALKORDB.md check 3.4).
-MAX_TOLD_HOPS = 6
 
 _ALLOWED_WORDS = {
     "kind": {"enter", "exit", "state", "move", "set", "tell", "says", "announce", "claim",
              "handoff", "wait", "noop"},
     "trust": {"credulous", "exit_order", "authority"},
     "audience": {"speaker_room", "room", "named", "all"},
-    "max_hops": {MAX_TOLD_HOPS},
 }
 _ALLOWED_FRAGMENTS = {
     "force": set(FORCE_EXPR.values()),

@@ -9,9 +9,8 @@ from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 from tomc.analysis.view import Chain, EventInfo, Held, Rival, ToldPath
-from tomc.compiler.templates import MAX_TOLD_HOPS
 from tomc.program import EventModel
-from tomc.reference.interpreter import Belief, ReferenceInterpreter
+from tomc.reference.interpreter import Belief, ReferenceInterpreter, Told
 
 
 class ReferenceView:
@@ -41,17 +40,22 @@ class ReferenceView:
                 for step, e in sorted(self.interpreter.events.items()) if step <= self.step]
 
     def told_paths(self, holder: str, key: str, value: str, since: int) -> list[ToldPath]:
-        """Who-told-whom paths to `holder`, found backwards from the tell at `since`."""
-        told = [t for t in self.interpreter.told if t.key == key and t.value == value]
-        paths: list[ToldPath] = []
-        frontier = [ToldPath((t.speaker, holder), (since,)) for t in told
-                    if t.listener == holder and t.step == since]
-        while frontier:
-            paths += frontier
-            frontier = [ToldPath((t.speaker, *p.agents), (t.step, *p.steps))
-                        for p in frontier if len(p.steps) < MAX_TOLD_HOPS for t in told
-                        if t.listener == p.agents[0] and t.step < p.steps[0]
-                        and t.speaker not in p.agents]
+        """Who-told-whom paths to `holder`: the tell at `since`, then each teller's first
+        hearing of the value, back while the steps decrease and no agent repeats."""
+        told = sorted((t for t in self.interpreter.told if t.key == key and t.value == value),
+                      key=lambda t: t.step)
+        first: dict[str, Told] = {}
+        for t in told:
+            first.setdefault(t.listener, t)
+        path = next((ToldPath((t.speaker, holder), (since,)) for t in told
+                     if t.listener == holder and t.step == since), None)
+        paths = []
+        while path is not None:
+            paths.append(path)
+            heard = first.get(path.agents[0])
+            path = (ToldPath((heard.speaker, *path.agents), (heard.step, *path.steps))
+                    if heard is not None and heard.step < path.steps[0]
+                    and heard.speaker not in path.agents else None)
         return paths
 
     @contextmanager

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Sequence
 from tomc.analysis.view import Chain, EventInfo, Held, Rival, ToldPath
 from tomc.compiler.lower import lower_events
 from tomc.compiler.plan import GraphNames
-from tomc.compiler.templates import MAX_TOLD_HOPS, render
+from tomc.compiler.templates import render
 from tomc.program import EventModel, ScenarioModel
 from tomc.runtime.connection import Database
 from tomc.runtime.executor import Executor
@@ -54,8 +54,7 @@ class GraphView:
         """Who-told-whom paths to `holder` (read_told_paths.cypher, a variable-length path
         query over the TOLD edges of the world graph)."""
         rows = self._rows(self.graphs.world, "read_told_paths.cypher",
-                          {"holder": holder, "key": key, "value": value, "since": since},
-                          max_hops=MAX_TOLD_HOPS)
+                          {"holder": holder, "key": key, "value": value, "since": since})
         return [ToldPath(tuple(r["agents"]), tuple(r["steps"])) for r in rows]
 
     @contextmanager

@@ -107,6 +107,11 @@ def test_open_reports_errors_in_the_file(tmp_path):
     assert sorted(d.code for d in caught.value.diagnostics) == ["E101", "E102"]
     with pytest.raises(ValueError):
         Session.open(SCENARIOS / "source_order.tom", engine="reference")  # two scenarios
+    with pytest.raises(ValueError):
+        Session.open(engine="cypher")
+    with pytest.raises(TomError) as caught:
+        Session.open(policy="defualt", engine="reference")
+    assert caught.value.diagnostics[0].code == "E104"
 
 
 def test_the_live_session_example_runs():

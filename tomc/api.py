@@ -93,9 +93,11 @@ class Session:
         `db`: a Database, a FalkorDB URL, or None for `$FALKORDB_URL`, else an embedded
         FalkorDB in `data_dir` that `close()` stops. The scenario's graphs
         (`tom:<scenario>:...`) are replaced. `engine="reference"` needs no database.
-        Raises TomError (errors in the file or policy), ValueError (no such scenario),
-        DatabaseUnavailable.
+        Raises TomError (errors in the file or policy), ValueError (no such scenario or
+        engine), DatabaseUnavailable.
         """
+        if engine not in ("falkordb", "reference"):
+            raise ValueError(f"unknown engine {engine!r}: use falkordb or reference")
         if path is None:
             text = format_file(ast.File(items=[
                 ast.UsePolicy(target=ast.Name(text=policy)),

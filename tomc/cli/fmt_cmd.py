@@ -22,7 +22,8 @@ CHECK_OPTION = typer.Option(False, "--check", help="Write nothing; list the file
 
 def fmt(files: list[Path] = FILES_ARGUMENT, check: bool = CHECK_OPTION,
         json_output: bool = JSON_OPTION) -> None:
-    """Rewrite .tom files in canonical form, in place. Comments are not kept.
+    """Rewrite .tom files in canonical form, in place; comments are kept (a trailing
+    comment stays on its line, aligned with its neighbours).
 
     One statement per line, two-space indentation, names quoted only where needed.
     A file with syntax errors is left as it is; its diagnostics go to stderr.

@@ -37,7 +37,7 @@ class Node(BaseModel):
 def _canonical(value):
     if isinstance(value, Node):
         fields = {name: _canonical(getattr(value, name)) for name in type(value).model_fields
-                  if name not in ("span", "quoted")}
+                  if name not in ("quoted", "comments") and not name.endswith("span")}
         return {"node": type(value).__name__, **fields}
     if isinstance(value, list):
         return [_canonical(v) for v in value]
@@ -143,6 +143,7 @@ class Section(Node):
     event_class: EventClass
     reveal: Optional[Literal["nothing", "contents"]] = None
     rules: list[Rule] = []
+    reveal_span: Optional[Span] = Field(default=None, repr=False)
 
 
 class Policy(Node):
@@ -154,6 +155,8 @@ class Policy(Node):
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
     sections: list[Section] = []
+    depth_span: Optional[Span] = Field(default=None, repr=False)
+    trust_span: Optional[Span] = Field(default=None, repr=False)
 
 
 # ---------------------------------------------------------------- scenario statements
@@ -409,7 +412,17 @@ class Scenario(Node):
     statements: list[Statement] = []
 
 
+class Comment(Node):
+    """A `# ...` comment: its text (from `#`), its line, and whether code precedes it there.
+    Not part of the program (`canonical()` leaves comments out); `tomc fmt` keeps them."""
+
+    text: str
+    line: int
+    trailing: bool = False
+
+
 class File(Node):
     """One parsed .tom file."""
 
     items: list[Union[UsePolicy, Policy, Scenario]] = []
+    comments: list[Comment] = []

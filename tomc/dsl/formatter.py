@@ -12,7 +12,9 @@ quoted otherwise: the lexer takes any grammar word that may follow a name for th
 (`Sally tells Anne to = 1` does not parse), so `"to"` must be quoted. Values are printed as
 they were written: numbers and dates as is, strings quoted, names bare.
 
-Comments are not preserved: the AST does not keep them, so formatting drops every comment.
+Comments are kept: each one goes before the first statement that followed it in the source
+(indented like it), and a comment that ended a statement's line still ends that line. Blank
+lines are the formatter's own.
 
 The guarantee (SEMANTICS.md section 5, invariant 6): for every AST `a` the parser can build,
 `parse(format_file(a))` is the same program as `a`, and formatting is idempotent.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from typing import Optional
 
 from tomc.dsl import ast
 
@@ -40,43 +43,100 @@ _KEYWORDS = _grammar_words()
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+# A line of output and the source line of the node it prints (None for blank lines and for
+# parts of a node, such as a policy's depth, that keep no position): comments are woven in
+# by these anchors.
+Line = tuple[str, Optional[int]]
+
+
 def format_file(file: ast.File) -> str:
-    """The canonical text of a parsed file (empty for a file with no items)."""
-    blocks = [_item(item) for item in file.items]
-    return "\n\n".join(blocks) + "\n" if blocks else ""
+    """The canonical text of a parsed file (empty for a file with no items or comments)."""
+    lines: list[Line] = []
+    for item in file.items:
+        if lines:
+            lines.append(("", None))
+        lines += _item(item)
+    text = "\n".join(_with_comments(lines, file.comments))
+    return text + "\n" if text else ""
 
 
-def _item(item) -> str:
+def _with_comments(lines: list[Line], comments: list[ast.Comment]) -> list[str]:
+    """Each comment before the line of the first node after it, indented like that line;
+    a trailing comment at the end of its node's line (or the line before, when its node
+    keeps no position); comments after the last node at the end."""
+    pending = sorted(comments, key=lambda c: c.line)
+    out: list[list[str]] = []  # [code, trailing comment or ""]
+    for text, anchor in lines:
+        trailing = ""
+        while anchor is not None and pending and pending[0].line <= anchor:
+            comment = pending.pop(0)
+            if comment.trailing and comment.line == anchor:
+                trailing = comment.text
+            else:
+                indent = "  " if text == "}" else text[:len(text) - len(text.lstrip())]
+                out.append([indent + comment.text, ""])
+        out.append([text, trailing])
+    out += [[c.text, ""] for c in pending]
+    return _align(out)
+
+
+def _align(lines: list[list[str]]) -> list[str]:
+    """Trailing comments of consecutive lines start in one column, two spaces after the
+    longest of those lines."""
+    out: list[str] = []
+    run: list[list[str]] = []
+    for line in [*lines, ["", ""]]:
+        if line[1]:
+            run.append(line)
+            continue
+        width = max((len(code) for code, _ in run), default=0)
+        out += [f"{code.ljust(width)}  {comment}" for code, comment in run]
+        run = []
+        out.append(line[0])
+    return out[:-1]
+
+
+def _item(item) -> list[Line]:
     if isinstance(item, ast.UsePolicy):
-        return f"use policy {_name(item.target)}"
+        return [(f"use policy {_name(item.target)}", _line(item))]
     if isinstance(item, ast.Policy):
-        return _block("policy", item.name, _policy_lines(item))
-    return _block("scenario", item.name, _scenario_lines(item))
+        return _block("policy", item, _policy_lines(item))
+    return _block("scenario", item, _scenario_lines(item))
 
 
-def _block(keyword: str, name: ast.Name, lines: list[str]) -> str:
-    body = "".join(f"  {line}\n" if line else "\n" for line in lines)
-    return f"{keyword} {_name(name)} {{\n{body}}}"
+def _line(node: ast.Node) -> Optional[int]:
+    return _line_of(node.span)
+
+
+def _line_of(span: Optional[ast.Span]) -> Optional[int]:
+    return span.line if span else None
+
+
+def _block(keyword: str, node: ast.Policy | ast.Scenario, lines: list[Line]) -> list[Line]:
+    body = [(f"  {text}" if text else "", anchor) for text, anchor in lines]
+    end = node.span.end_line if node.span else None
+    return [(f"{keyword} {_name(node.name)} {{", _line(node)), *body, ("}", end)]
 
 
 # ---------------------------------------------------------------- policies
 
 
-def _policy_lines(policy: ast.Policy) -> list[str]:
-    lines = []
+def _policy_lines(policy: ast.Policy) -> list[Line]:
+    lines: list[Line] = []
     if policy.depth is not None:
-        lines.append(f"depth {policy.depth}")
+        lines.append((f"depth {policy.depth}", _line_of(policy.depth_span)))
     if policy.trust is not None:
-        lines.append(f"trust {policy.trust}")
-    lines += [f"source {_name(s.name)} authority {s.authority}" for s in policy.sources]
-    lines += [f"predicate {_key(p.key)} {p.cardinality}" for p in policy.predicates]
+        lines.append((f"trust {policy.trust}", _line_of(policy.trust_span)))
+    lines += [(f"source {_name(s.name)} authority {s.authority}", _line(s))
+              for s in policy.sources]
+    lines += [(f"predicate {_key(p.key)} {p.cardinality}", _line(p)) for p in policy.predicates]
     for section in policy.sections:
         if lines:
-            lines.append("")
-        lines.append(f"on {section.event_class}:")
+            lines.append(("", None))
+        lines.append((f"on {section.event_class}:", _line(section)))
         if section.reveal is not None:
-            lines.append(f"  reveal {section.reveal}")
-        lines += [f"  {_rule(rule)}" for rule in section.rules]
+            lines.append((f"  reveal {section.reveal}", _line_of(section.reveal_span)))
+        lines += [(f"  {_rule(rule)}", _line(rule)) for rule in section.rules]
     return lines
 
 
@@ -97,13 +157,14 @@ def _rule(rule: ast.Rule) -> str:
 # ---------------------------------------------------------------- scenarios
 
 
-def _scenario_lines(scenario: ast.Scenario) -> list[str]:
-    lines, previous = [], None
+def _scenario_lines(scenario: ast.Scenario) -> list[Line]:
+    lines: list[Line] = []
+    previous = None
     for stmt in scenario.statements:
         group = _group(stmt)
         if previous is not None and group != previous:
-            lines.append("")
-        lines.append(_statement(stmt))
+            lines.append(("", None))
+        lines.append((_statement(stmt), _line(stmt)))
         previous = group
     return lines
 

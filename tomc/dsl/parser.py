@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast as pyast
 import warnings
+from contextvars import ContextVar
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -45,11 +46,20 @@ _TERMINAL_WORDS = {
 }
 
 
+# The comments of the parse under way: the lexer hands each one to `_collect_comment`.
+_comments: ContextVar[list[Token]] = ContextVar("comments")
+
+
+def _collect_comment(token: Token) -> Token:
+    _comments.get().append(token)
+    return token
+
+
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = resources.files("tomc.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=False)
+                maybe_placeholders=False, lexer_callbacks={"COMMENT": _collect_comment})
 
 
 def decode(raw: bytes, path: str) -> str:
@@ -93,16 +103,25 @@ def parse(text: str, path: str = "<input>") -> ast.File:
     if "\x00" in text:
         decode(text.encode("utf-8", "surrogatepass"), path)
     source = text if text.endswith("\n") else text + "\n"
+    comments: list[Token] = []
+    reset = _comments.set(comments)
     try:
         tree = _lark().parse(source)
     except UnexpectedInput as err:
         raise DiagnosticError([_syntax_diagnostic(err, source, path)]) from None
+    finally:
+        _comments.reset(reset)
     try:
-        return _Builder(path).transform(tree)
+        file = _Builder(path).transform(tree)
     except VisitError as err:
         if isinstance(err.orig_exc, _BuildError):
             raise DiagnosticError([err.orig_exc.diagnostic]) from None
         raise
+    lines = source.split("\n")
+    return file.model_copy(update={"comments": [
+        ast.Comment(text=str(t).rstrip(), line=t.line,
+                    trailing=bool(lines[t.line - 1][:t.column - 1].strip()))
+        for t in comments]})
 
 
 def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnostic:
@@ -237,12 +256,12 @@ class _Builder(Transformer):
     # policies
     def policy(self, meta, children):
         name, *stmts = children
-        fields = {"depth": None, "trust": None}
+        fields = {}
         sources, predicates, sections = [], [], []
         for stmt in stmts:
             kind, payload = stmt
             if kind in ("depth", "trust"):
-                fields[kind] = payload
+                fields[kind], fields[f"{kind}_span"] = payload
             elif kind == "source":
                 sources.append(payload)
             elif kind == "predicate":
@@ -257,7 +276,7 @@ class _Builder(Transformer):
                         hint="put it under a section header such as `on observe:`"))
                 last = sections[-1]
                 if kind == "reveal":
-                    update = {"reveal": payload.value}
+                    update = {"reveal": payload.value, "reveal_span": payload.span}
                 else:
                     update = {"rules": [*last.rules, payload]}
                 sections[-1] = last.model_copy(update=update)
@@ -265,10 +284,10 @@ class _Builder(Transformer):
                           span=_span(meta), **fields)
 
     def depth(self, meta, children):
-        return ("depth", int(children[0]))
+        return ("depth", (int(children[0]), _span(meta)))
 
     def trust(self, meta, children):
-        return ("trust", str(children[0]))
+        return ("trust", (str(children[0]), _span(meta)))
 
     def source_decl(self, meta, children):
         return ("source", ast.SourceDecl(name=children[0], authority=int(children[1]),

@@ -128,7 +128,15 @@ def test_help_lists_every_verb():
         assert verb in result.output
 
 
-def test_embedded_database_in_a_data_folder(tmp_path):
+def test_embedded_database_in_a_data_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
     result = tomc("run", SCENARIOS / "sally_anne.tom", "--data", tmp_path / "data")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "data" / "appendonlydir").is_dir()
+
+
+def test_data_folder_with_a_server_is_bad_input(tmp_path):
+    result = runner.invoke(app, ["run", str(SCENARIOS / "sally_anne.tom"),
+                                 "--db", "redis://127.0.0.1:1", "--data", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--data" in result.output and "drop one of them" in result.output

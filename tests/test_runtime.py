@@ -77,7 +77,8 @@ def test_a_failed_run_leaves_the_stored_graphs_untouched(db):
         "MATCH (e:Event) RETURN count(e)").result_set == [[5]]
 
 
-def test_aof_keeps_acknowledged_writes_after_sigkill(tmp_path):
+def test_aof_keeps_acknowledged_writes_after_sigkill(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)  # these test the embedded server
     server = EmbeddedServer(tmp_path).start()
     with connect(f"unix://{server.socket_path}") as db:
         db.graph("probe").query("CREATE (:N {v: 'kept'})")
@@ -88,7 +89,8 @@ def test_aof_keeps_acknowledged_writes_after_sigkill(tmp_path):
         assert db.graph("probe").query("MATCH (n:N) RETURN n.v").result_set == [["kept"]]
 
 
-def test_an_orphan_server_from_a_killed_run_is_shut_down_and_replaced(tmp_path):
+def test_an_orphan_server_from_a_killed_run_is_shut_down_and_replaced(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)  # these test the embedded server
     orphan = EmbeddedServer(tmp_path).start()
     with connect(f"unix://{orphan.socket_path}") as db:
         db.graph("probe").query("CREATE (:N {v: 1})")
@@ -104,7 +106,8 @@ def test_a_second_process_on_the_same_data_folder_is_refused(tmp_path):
             EmbeddedServer(tmp_path).start()
 
 
-def test_a_long_data_path_still_gets_a_short_socket(tmp_path):
+def test_a_long_data_path_still_gets_a_short_socket(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)  # these test the embedded server
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     with connect(data_dir=deep) as db:
         assert len(db.url) < 120

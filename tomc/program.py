@@ -149,7 +149,7 @@ class AnalysisQuery:
 
 @dataclass
 class ScenarioModel:
-    """A checked scenario, ready to compile or interpret."""
+    """A checked scenario, ready to compile or interpret; `line` is where it starts."""
 
     name: str
     path: str
@@ -158,6 +158,7 @@ class ScenarioModel:
     rooms: list[str] = field(default_factory=list)
     events: list[EventModel] = field(default_factory=list)
     queries: list[QueryModel | AnalysisQuery] = field(default_factory=list)
+    line: int = 1
 
     def chains(self) -> list[tuple[str, ...]]:
         """Every chain of pairwise distinct agents of length 1..depth, in a stable order."""

@@ -7,15 +7,16 @@ from pathlib import Path
 import typer
 
 from tomc.cli.common import (EXIT_BAD_INPUT, EXIT_OK, JSON_OPTION, check_all, diagnostics_json,
-                             emit_json)
+                             emit_json, expand)
 
 
-def check(files: list[Path] = typer.Argument(..., help=".tom files to check."),
+def check(files: list[Path] = typer.Argument(..., help=".tom files to check (a folder means "
+                                             "every .tom file below it)."),
           json_output: bool = JSON_OPTION) -> None:
     """Parse and check files without running them. Diagnostics read
     `file:line:col: error[CODE]: message` (codes: docs/diagnostics.md). Exit 0 if all
     files are valid, 2 otherwise."""
-    results = check_all(files, quiet_json=json_output)
+    results = check_all(expand(files), quiet_json=json_output)
     ok = all(r.ok for r in results)
     if json_output:
         emit_json({"ok": ok, "files": [{"path": r.path, "ok": r.ok,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
@@ -23,8 +24,17 @@ DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+
+
+class EngineChoice(str, Enum):
+    """The engines a run may use (tomc/runner.py)."""
+
+    falkordb = "falkordb"
+    reference = "reference"
+
+
 ENGINE_OPTION = typer.Option(
-    "falkordb", "--engine",
+    EngineChoice.falkordb, "--engine",
     help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
 
 
@@ -50,7 +60,12 @@ def emit_json(payload) -> None:
 
 @contextmanager
 def database(url: Optional[str], data: Optional[Path]) -> Iterator[Database]:
-    """Connect, or print one line and exit 3 when FalkorDB is unavailable."""
+    """Connect, or print one line and exit 3 when FalkorDB is unavailable. `--data` is for
+    the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input."""
+    if url and data:
+        typer.echo(f"tomc: --data {data} is for the embedded FalkorDB, but a server is named "
+                   f"({url}, from --db or FALKORDB_URL); drop one of them", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
     try:
         with connect(url, data) as db:
             yield db
@@ -70,20 +85,17 @@ def expand(paths: list[Path]) -> list[Path]:
     return out
 
 
-def run_files(files: list[Path], json_output: bool, engine: str, url: Optional[str],
+def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: Optional[str],
               data: Optional[Path]) -> list[ScenarioRun]:
     """Check every file, then run every scenario on `engine`; exits 2 on bad input (with the
     diagnostics, as JSON when asked) and 3 when FalkorDB is unavailable."""
-    if engine not in ("falkordb", "reference"):
-        typer.echo(f"tomc: unknown engine `{engine}` (use falkordb or reference)", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    results = check_all(files, quiet_json=json_output)
+    results = check_all(expand(files), quiet_json=json_output)
     if not all(r.ok for r in results):
         if json_output:
             emit_json({"diagnostics": diagnostics_json(results)})
         raise typer.Exit(EXIT_BAD_INPUT)
     scenarios = [s for r in results for s in r.scenarios]
-    if engine == "reference":
+    if engine == EngineChoice.reference:
         return [run_scenario(s, "reference") for s in scenarios]
     with database(url, data) as conn:
         return [run_scenario(s, "falkordb", conn) for s in scenarios]

@@ -10,6 +10,9 @@ import typer
 from tomc.cli.common import EXIT_BAD_INPUT, EXIT_OK, JSON_OPTION, check_all, diagnostics_json, emit_json
 from tomc.compiler.lower import lower
 from tomc.compiler.plan import Plan, Statement, describe_minds
+from tomc.compiler.templates import render
+from tomc.program import QueryModel, ScenarioModel
+from tomc.runtime.queries import belief_read
 
 
 def _statement_json(s: Statement) -> dict:
@@ -38,7 +41,8 @@ def compile_(file: Path = typer.Argument(..., help="A .tom file."),
         if json_output:
             emit_json({"diagnostics": diagnostics_json(results)})
         raise typer.Exit(EXIT_BAD_INPUT)
-    plans = [lower(s) for s in results[0].scenarios]
+    scenarios = results[0].scenarios
+    plans = [lower(s) for s in scenarios]
     if json_output:
         emit_json({"plans": [{"scenario": p.scenario, "world_graph": p.world_graph,
                               "mind_graph_prefix": p.mind_graph_prefix,
@@ -46,9 +50,11 @@ def compile_(file: Path = typer.Argument(..., help="A .tom file."),
                               "events": [{"step": e.step, "line": e.line, "text": e.text,
                                           "statements": [_statement_json(s)
                                                          for s in e.statements]}
-                                         for e in p.events]} for p in plans]})
+                                         for e in p.events],
+                              "reads": _reads(scenario, p)}
+                             for scenario, p in zip(scenarios, plans)]})
         raise typer.Exit(EXIT_OK)
-    for plan in plans:
+    for scenario, plan in zip(scenarios, plans):
         typer.echo(f"// scenario {plan.scenario}: world graph {plan.world_graph}, "
                    f"mind graphs {plan.mind_graph_prefix}<agent>")
         number = 0
@@ -61,4 +67,29 @@ def compile_(file: Path = typer.Argument(..., help="A .tom file."),
             for s in event.statements:
                 number += 1
                 typer.echo(_statement_text(s, number, plan))
+        typer.echo("\n// reads: the belief read behind each expect and ask (an analysis's reads "
+                   "are listed in docs/cypher.md)")
+        reads = _reads(scenario, plan)
+        for template in dict.fromkeys(r["template"] for r in reads if r["params"] is not None):
+            typer.echo(f"-- template {template}:\n{render(template)}")
+        for read in reads:
+            typer.echo(f"-- line {read['line']}: {read['text']}   "
+                       f"(graph {read['graph']}; template {read['template']})")
+            if read["params"] is not None:
+                typer.echo("   params: " + json.dumps(read["params"], ensure_ascii=False))
     raise typer.Exit(EXIT_OK)
+
+
+def _reads(scenario: ScenarioModel, plan: Plan) -> list[dict]:
+    """For each expect/ask: the graph, template and parameters of its belief read; for an
+    analysis, a pointer to docs/cypher.md."""
+    reads = []
+    for query in scenario.queries:
+        read = {"line": query.line, "text": query.text, "graph": None,
+                "template": "analysis (docs/cypher.md)", "params": None}
+        if isinstance(query, QueryModel):
+            graph, template, params = belief_read(plan.graphs(), query.chain, query.key,
+                                                  query.step, query.on_date)
+            read.update(graph=graph, template=template, params=params)
+        reads.append(read)
+    return reads

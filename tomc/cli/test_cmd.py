@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_FAILED, EXIT_OK, JSON_OPTION,
-                             emit_json, expand, run_files)
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_FAILED, EXIT_OK,
+                             JSON_OPTION, EngineChoice, emit_json, run_files)
 from tomc.cli.report import render_run, summary_line
 from tomc.runner import ScenarioRun
 
@@ -33,12 +33,12 @@ def _junit(runs: list[ScenarioRun], path: Path) -> None:
 def test(paths: list[Path] = typer.Argument(..., help=".tom files or folders holding them."),
          junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report."),
          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
-         json_output: bool = JSON_OPTION, engine: str = ENGINE_OPTION,
+         json_output: bool = JSON_OPTION, engine: EngineChoice = ENGINE_OPTION,
          verbose: bool = typer.Option(False, "-v", "--verbose", help="Print every answer.")) -> None:
     """Run every scenario found under PATH; each `expect` is a test. Ends with
     `N passed, N failed`. Exit 0 if all pass, 1 if any fails, 2 on bad input, 3 if FalkorDB
     is unavailable."""
-    runs = run_files(expand(paths), json_output, engine, db, data)
+    runs = run_files(paths, json_output, engine, db, data)
     if junit:
         _junit(runs, junit)
     if json_output:

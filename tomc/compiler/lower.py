@@ -46,7 +46,7 @@ def lower_declarations(scenario: ScenarioModel, agents: list[str], rooms: list[s
 
 
 def _setup(scenario: ScenarioModel) -> list[Statement]:
-    origin = (scenario.events[0].line if scenario.events else 1, f"scenario {scenario.name}")
+    origin = (scenario.line, f"scenario {scenario.name}")
     setup = [Statement("world", render("setup_world.cypher"),
                        {"agents": scenario.agents, "rooms": scenario.rooms},
                        "setup_world.cypher", origin)]

@@ -97,7 +97,10 @@ def graph_names(scenario: str, prefix: str = "tom") -> tuple[str, str]:
 
 
 def describe_minds(minds: tuple[str, ...]) -> Optional[str]:
-    """Human text for a statement's target graphs, e.g. 'mind of each of witnesses'."""
+    """Human text for a statement's target graphs, e.g. 'the mind graph of each of:
+    witnesses'; `agent` (setup) is the agent named in the statement's parameters."""
     if not minds:
         return None
-    return "mind of each of " + " + ".join(minds)
+    if minds == ("agent",):
+        return "the mind graph of $agent"
+    return "the mind graph of each of: " + " + ".join(minds)

@@ -15,7 +15,7 @@ from typing import Optional
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, read_source
-from tomc.dsl.policies import check_policy, load_policy, resolve
+from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
 from tomc.program import AnalysisQuery, EventModel, PolicyModel, QueryModel, ScenarioModel
 
 
@@ -201,7 +201,8 @@ class _ScenarioChecker:
         each statement a live session adds."""
         return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
                              agents=self.agents, rooms=self.rooms, events=self.events,
-                             queries=self.queries)
+                             queries=self.queries,
+                             line=self.scenario.span.line if self.scenario.span else 1)
 
     # declarations
     def _declare(self, names: list[ast.Name], into: list[str], what: str) -> None:
@@ -390,8 +391,9 @@ class _ScenarioChecker:
         if len(chain) > self.policy.depth:
             self.error("E130", f"a chain of {len(chain)} agents is deeper than the policy's "
                        f"depth {self.policy.depth}", subject.span,
-                       f"use at most {self.policy.depth} agents, or a policy with `depth "
-                       f"{len(chain)}`")
+                       f"use at most {self.policy.depth} agents"
+                       + (f", or a policy with `depth {len(chain)}`" if len(chain) <= MAX_DEPTH
+                          else f" (no policy tracks more than {MAX_DEPTH})"))
         return tuple(n.text for n in chain)
 
     def _when(self, stmt) -> tuple[int, Optional[str]]:

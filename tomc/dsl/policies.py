@@ -40,7 +40,8 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
     """Every problem in one policy block (E110, E150, E151); empty when it is valid."""
     found: list[Diagnostic] = []
     if policy.depth is not None and not 1 <= policy.depth <= MAX_DEPTH:
-        found.append(Diagnostic("E150", f"depth {policy.depth} is out of range", policy.span,
+        found.append(Diagnostic("E150", f"depth {policy.depth} is out of range",
+                                policy.depth_span or policy.span,
                                 path, hint=f"use a depth from 1 to {MAX_DEPTH}"))
     for label, names in (("source", [s.name for s in policy.sources]),
                          ("predicate", [p.key for p in policy.predicates])):
@@ -70,9 +71,10 @@ def _check_rule(rule: ast.Rule, event_class: str, path: str) -> list[Diagnostic]
     found = []
 
     def bad(word: str, allowed: set[str], what: str) -> None:
-        allowed_text = ", ".join(sorted(allowed)) or "none"
+        hint = (f"use one of: {', '.join(sorted(allowed))}" if allowed else
+                "this section has no roles: write `every chain over witnesses adopts`")
         found.append(Diagnostic("E151", f"`{word}` is not a {what} of `on {event_class}:` rules",
-                                rule.span, path, hint=f"use one of: {allowed_text}"))
+                                rule.span, path, hint=hint))
 
     for word in rule.over:
         if word not in sets:

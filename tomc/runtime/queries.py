@@ -15,15 +15,22 @@ from tomc.program import QueryModel
 from tomc.runtime.connection import Database
 
 
+def belief_read(graphs: GraphNames, chain: tuple[str, ...], key: str, step: int,
+                on_date: Optional[str] = None) -> tuple[str, str, dict]:
+    """(graph name, template, parameters) of the Cypher read behind `belief()`: the chain's
+    mind graph (the world graph for the truth), knowledge time or valid time."""
+    graph = graphs.mind(chain[0]) if chain else graphs.world
+    template = "read_valid.cypher" if on_date else "read_belief.cypher"
+    return graph, template, {"agents": list(chain), "key": key, "step": step, "date": on_date}
+
+
 def belief(db: Database, graphs: GraphNames, chain: tuple[str, ...], key: str, step: int,
            on_date: Optional[str] = None) -> list[dict]:
     """Rows {value, since, source, support, rule, contested} of `chain` about `key`: held
     at `step` (knowledge time), or, with `on_date`, adopted by `step` and valid in the world
     on that date (valid time); the support and rivals are those of `step`."""
-    graph = graphs.mind(chain[0]) if chain else graphs.world
-    template = "read_valid.cypher" if on_date else "read_belief.cypher"
-    result = db.graph(graph).ro_query(render(template), {"agents": list(chain), "key": key,
-                                                         "step": step, "date": on_date})
+    graph, template, params = belief_read(graphs, chain, key, step, on_date)
+    result = db.graph(graph).ro_query(render(template), params)
     columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
     return [dict(zip(columns, row)) for row in result.result_set]
 

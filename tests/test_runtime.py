@@ -17,7 +17,7 @@ from tomc.dsl.checker import check_file
 from tomc.runner import run_scenario
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.executor import STAGING_SUFFIX, Executor
+from tomc.runtime.executor import Executor
 from tomc.runtime.server import EmbeddedServer
 
 
@@ -30,7 +30,7 @@ def test_one_world_graph_and_one_mind_graph_per_agent(db):
     names = set(db.graph_names())
     assert {"tom:sally_anne:world", "tom:sally_anne:mind:Sally",
             "tom:sally_anne:mind:Anne"} <= names
-    assert not any(n.endswith(STAGING_SUFFIX) for n in names)
+    assert not any("~" in n for n in names)  # no staging graph left behind
 
 
 def test_rerun_replaces_the_graphs(db):
@@ -47,6 +47,17 @@ def test_a_removed_agent_loses_its_mind_graph_on_rerun(db):
     assert "tom:shrink:mind:B" in db.graph_names()
     run_scenario(scenario(text.replace("A, B", "A")), "falkordb", db)
     assert "tom:shrink:mind:B" not in db.graph_names()
+
+
+def test_scenario_and_agent_names_cannot_reach_other_graphs(db):
+    other = scenario('scenario "a:mind:Q" {\n  agents Q\n  Q sets k.s = 1\n}\n')
+    run_scenario(other, "falkordb", db)
+    run_scenario(scenario('scenario a {\n  agents P, "Q:world", "P~building"\n}\n'),
+                 "falkordb", db)
+    names = db.graph_names()  # running `a` left `a:mind:Q`'s graphs alone
+    assert "tom:a%3Amind%3AQ:world" in names and "tom:a%3Amind%3AQ:mind:Q" in names
+    assert "tom:a:mind:Q%3Aworld" in names
+    assert "tom:a:mind:P%7Ebuilding" in names and "tom:a:mind:P" in names
 
 
 def test_superseded_beliefs_are_closed_not_deleted(db):

@@ -35,7 +35,7 @@ from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.compiler.lower import lower, lower_declarations, lower_events
-from tomc.compiler.plan import GraphNames, graph_names
+from tomc.compiler.plan import GraphNames, graph_key, graph_names
 from tomc.dsl import ast
 from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
@@ -175,7 +175,8 @@ class Session:
             return
         _, prefix = graph_names(self.scenario.name)
         self._graphs = GraphNames(self._graphs.world,
-                                  {**self._graphs.minds, **{a: prefix + a for a in agents}})
+                                  {**self._graphs.minds,
+                                   **{a: prefix + graph_key(a) for a in agents}})
         origin = (self._line, f"declarations of session {self.scenario.name}")
         Executor(self._db).execute(self._graphs, lower_declarations(
             self.scenario, agents, rooms, chains, origin))

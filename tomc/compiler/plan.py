@@ -80,7 +80,7 @@ class Plan:
 
     def mind_graph(self, agent: str) -> str:
         """The name of `agent`'s mind graph."""
-        return self.mind_graph_prefix + agent
+        return self.mind_graph_prefix + graph_key(agent)
 
     def graphs(self) -> GraphNames:
         """The scenario's graph names."""
@@ -91,9 +91,18 @@ class Plan:
         return [*self.setup, *(s for e in self.events for s in e.statements)]
 
 
+def graph_key(name: str) -> str:
+    """A scenario or agent name as it appears inside a graph name: `%`, `:` and `~` (and
+    control characters) become `%XX`, so that `:` only separates the parts of a graph name
+    and `~` only starts a staging suffix: no two scenarios' graphs can share a name."""
+    return "".join(f"%{ord(c):02X}" if c in "%:~" or ord(c) < 32 else c for c in name)
+
+
 def graph_names(scenario: str, prefix: str = "tom") -> tuple[str, str]:
-    """(world graph, mind graph prefix): `tom:<scenario>:world`, `tom:<scenario>:mind:`."""
-    return f"{prefix}:{scenario}:world", f"{prefix}:{scenario}:mind:"
+    """(world graph, mind graph prefix): `tom:<scenario>:world`, `tom:<scenario>:mind:`,
+    with the scenario name passed through `graph_key`."""
+    key = graph_key(scenario)
+    return f"{prefix}:{key}:world", f"{prefix}:{key}:mind:"
 
 
 def describe_minds(minds: tuple[str, ...]) -> Optional[str]:

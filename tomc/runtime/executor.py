@@ -8,7 +8,9 @@ further events on graphs as they are: a live session's, or a simulation's forks.
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -18,7 +20,9 @@ from tomc.compiler.plan import EventPlan, GraphNames, Plan, Statement
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
 
-STAGING_SUFFIX = "~building"
+# A run builds under `<name>~building~<pid>-<random>`: names never hold `~` (graph_key),
+# and concurrent runs of one scenario on a shared server each build their own graphs.
+STAGING_MARK = "~building~"
 
 # Called after the setup (step 0) and after each event of a run, with the step and the
 # (staged) graphs as they are then: answers that need the state at a step, not a read of
@@ -45,9 +49,10 @@ class Executor:
         """Build the scenario's graphs from scratch, then swap them in for the old ones."""
         stats = RunStats()
         started = time.perf_counter()
-        staged = plan.graphs().staged(STAGING_SUFFIX)
+        suffix = f"{STAGING_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        staged = plan.graphs().staged(suffix)
         try:
-            self._drop([n + STAGING_SUFFIX for n in self._existing(plan)])
+            self._drop(self._abandoned(plan))
             self.execute(staged, plan.setup, stats)
             if checkpoint:
                 checkpoint(0, staged)
@@ -55,9 +60,12 @@ class Executor:
                 self._event(staged, event, stats)
                 if checkpoint:
                     checkpoint(event.step, staged)
-            self._swap(plan)
+            self._swap(plan, suffix)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        except redis.ResponseError:
+            self._drop(self._staged(plan, suffix))
+            raise
         stats.total_seconds = time.perf_counter() - started
         return stats
 
@@ -112,27 +120,51 @@ class Executor:
             chosen.extend(m for m in members if m is not None and m not in chosen)
         return [a for a in agents if a in chosen]
 
-    def _existing(self, plan: Plan) -> list[str]:
-        """Graph names (final, without suffix) this scenario owns: its world and minds."""
-        wanted = {plan.world_graph, *(plan.mind_graph(a) for a in plan.agents)}
-        prefix = plan.mind_graph_prefix
-        for name in self.db.graph_names():
-            base = name.removesuffix(STAGING_SUFFIX)
-            if base == plan.world_graph or base.startswith(prefix):
-                wanted.add(base)
-        return sorted(wanted)
+    def _owned(self, plan: Plan) -> list[str]:
+        """Every graph on the server that belongs to this scenario, staging ones included:
+        its world graph and the mind graphs under its prefix (graph_key keeps `:` and `~`
+        out of names, so no other scenario's graph matches)."""
+        return [name for name in self.db.graph_names()
+                if name.split("~", 1)[0] == plan.world_graph
+                or name.split("~", 1)[0].startswith(plan.mind_graph_prefix)]
+
+    def _staged(self, plan: Plan, suffix: str) -> list[str]:
+        return [name for name in self._owned(plan) if name.endswith(suffix)]
+
+    def _abandoned(self, plan: Plan) -> list[str]:
+        """Staging graphs of this scenario left by a run whose process is gone (killed)."""
+        out = []
+        for name in self._owned(plan):
+            if STAGING_MARK in name:
+                owner = name.rsplit(STAGING_MARK, 1)[1].split("-", 1)[0]
+                if not owner.isdigit() or not _alive(int(owner)):
+                    out.append(name)
+        return out
 
     def _drop(self, names: list[str]) -> None:
         if names:
             self.db.redis.delete(*names)
 
-    def _swap(self, plan: Plan) -> None:
-        names = self._existing(plan)
-        built = set(self.db.graph_names())
+    def _swap(self, plan: Plan, suffix: str) -> None:
+        """In one MULTI/EXEC: delete the scenario's current graphs (including minds of agents
+        it no longer has), rename this run's staging graphs to their final names."""
+        owned = self._owned(plan)
+        final = [name for name in owned if "~" not in name]
+        staged = [name for name in owned if name.endswith(suffix)]
         pipe = self.db.redis.pipeline(transaction=True)
-        for name in names:
+        for name in final:
             pipe.delete(name)
-        for name in names:
-            if name + STAGING_SUFFIX in built:
-                pipe.rename(name + STAGING_SUFFIX, name)
+        for name in staged:
+            pipe.rename(name, name.removesuffix(suffix))
         pipe.execute()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this pid runs here (a staging owner on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -12,7 +12,7 @@ import uuid
 from contextlib import contextmanager
 from typing import Iterator, Sequence
 
-from tomc.compiler.plan import GraphNames
+from tomc.compiler.plan import GraphNames, graph_key
 from tomc.program import EventModel
 from tomc.runtime.connection import Database
 
@@ -37,7 +37,7 @@ def fork(db: Database, graphs: GraphNames, agents: set[str]) -> Iterator[GraphNa
     when the block ends, however it ends."""
     token = uuid.uuid4().hex[:12]
     forked = GraphNames(f"{FORK_PREFIX}:{token}:world", {
-        a: (f"{FORK_PREFIX}:{token}:mind:{a}" if a in agents else name)
+        a: (f"{FORK_PREFIX}:{token}:mind:{graph_key(a)}" if a in agents else name)
         for a, name in graphs.minds.items()})
     pairs = [(graphs.world, forked.world)] + [(graphs.mind(a), forked.mind(a))
                                              for a in graphs.agents if a in agents]

@@ -140,3 +140,24 @@ def test_data_folder_with_a_server_is_bad_input(tmp_path):
                                  "--db", "redis://127.0.0.1:1", "--data", str(tmp_path)])
     assert result.exit_code == 2
     assert "--data" in result.output and "drop one of them" in result.output
+
+
+def test_an_empty_folder_is_bad_input(tmp_path):
+    result = tomc("test", tmp_path, "--engine", "reference")
+    assert result.exit_code == 2
+    assert "no .tom file under" in result.output
+
+
+def test_one_scenario_name_in_two_files_is_bad_input(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.tom").write_text("scenario same {\n  agents A\n}\n")
+    result = tomc("run", tmp_path / "one.tom", tmp_path / "two.tom", "--engine", "reference")
+    assert result.exit_code == 2
+    assert "error[E110]: scenario `same` is also defined in" in result.output
+
+
+def test_junit_to_an_unwritable_path_is_bad_input(tmp_path):
+    result = tomc("test", SCENARIOS / "sally_anne.tom", "--engine", "reference",
+                  "--junit", tmp_path)
+    assert result.exit_code == 2
+    assert "cannot write the JUnit report" in result.output

@@ -75,3 +75,20 @@ def test_every_code_is_documented():
 def test_several_errors_are_reported_together():
     text = S.format(body="  Bob enters room\n  Sally enters cellar")
     assert [d.code for d in check_text(text, "bad.tom").diagnostics] == ["E101", "E102"]
+
+
+def test_a_lone_surrogate_escape_is_unreadable_source():
+    text = 'scenario s {\n  agents A, "B\\ud800"\n}\n'
+    assert [d.code for d in check_text(text, "bad.tom").diagnostics] == ["E002"]
+
+
+def test_an_authority_beyond_64_bits_is_an_invalid_policy():
+    text = "policy p {\n  source big authority 9223372036854775808\n}\n" + S.format(body="")
+    (diagnostic,) = check_text(text, "bad.tom").diagnostics
+    assert diagnostic.code == "E150" and diagnostic.span.line == 2
+
+
+def test_at_most_100_errors_are_kept_per_scenario():
+    body = "".join(f"  B{i} enters room\n" for i in range(500))
+    result = check_text(S.format(body=body), "bad.tom")
+    assert len(result.diagnostics) == 100 and result.suppressed == 400 and not result.ok

@@ -59,6 +59,9 @@ CASES = {
     "waits and noop change nothing": (
         "A, B enter r\nin r: k is in box\nA waits\nnoop \"A saw a monkey.\"\n"
         "ask B > A believes k\nask B > A believes k at step 2", ["box", "box"]),
+    "keys with dots in their parts stay distinct": (
+        'A sets "a.b".c = one\nA sets a."b.c" = two\nask A believes "a.b".c\n'
+        'ask A believes a."b.c"', ["one", "two"]),
     "a later observation supersedes; the past stays answerable": (
         "A enters r\nin r: k is in box\nA moves k to bag\n"
         "ask A believes k\nask A believes k at step 2\nask A believes k at step 1",

@@ -8,9 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
+import redis
 import typer
 
 from tomc.dsl.checker import CheckResult, check_file
+from tomc.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
@@ -45,6 +47,8 @@ def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
         for result in results:
             for diagnostic in result.diagnostics:
                 typer.echo(diagnostic.render(result.source), err=True)
+            if result.suppressed:
+                typer.echo(f"{result.path}: {result.suppressed} more errors not shown", err=True)
     return results
 
 
@@ -62,6 +66,9 @@ def emit_json(payload) -> None:
 def database(url: Optional[str], data: Optional[Path]) -> Iterator[Database]:
     """Connect, or print one line and exit 3 when FalkorDB is unavailable. `--data` is for
     the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input."""
+    if data is not None and not str(data).strip():
+        typer.echo("tomc: --data needs a folder", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
     if url and data:
         typer.echo(f"tomc: --data {data} is for the embedded FalkorDB, but a server is named "
                    f"({url}, from --db or FALKORDB_URL); drop one of them", err=True)
@@ -72,14 +79,35 @@ def database(url: Optional[str], data: Optional[Path]) -> Iterator[Database]:
     except DatabaseUnavailable as err:
         typer.echo(f"tomc: database unavailable: {err}", err=True)
         raise typer.Exit(EXIT_NO_DATABASE) from None
+    except redis.RedisError as err:  # the server failed a statement (disk full, killed, ...)
+        typer.echo(f"tomc: FalkorDB failed: {str(err).splitlines()[0]}", err=True)
+        raise typer.Exit(EXIT_NO_DATABASE) from None
+
+
+def _distinct_names(scenarios: list[ScenarioModel]) -> None:
+    """Two scenarios of one name would share graphs: the later would replace the earlier's.
+    Within a file the checker reports it (E110); across files, here, with exit 2."""
+    seen: dict[str, str] = {}
+    for scenario in scenarios:
+        if scenario.name in seen:
+            typer.echo(f"{scenario.path}:{scenario.line}:1: error[E110]: scenario "
+                       f"`{scenario.name}` is also defined in {seen[scenario.name]}; their "
+                       "graphs would collide", err=True)
+            raise typer.Exit(EXIT_BAD_INPUT)
+        seen[scenario.name] = scenario.path
 
 
 def expand(paths: list[Path]) -> list[Path]:
-    """Files as given; folders become every .tom file below them, sorted."""
+    """Files as given; folders become every .tom file below them, sorted. A folder with no
+    .tom file is bad input (exit 2): a mistyped path in CI must not pass as "0 failed"."""
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
-            out.extend(sorted(path.rglob("*.tom")))
+            found = sorted(path.rglob("*.tom"))
+            if not found:
+                typer.echo(f"tomc: no .tom file under {path}", err=True)
+                raise typer.Exit(EXIT_BAD_INPUT)
+            out.extend(found)
         else:
             out.append(path)
     return out
@@ -95,6 +123,7 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
             emit_json({"diagnostics": diagnostics_json(results)})
         raise typer.Exit(EXIT_BAD_INPUT)
     scenarios = [s for r in results for s in r.scenarios]
+    _distinct_names(scenarios)
     if engine == EngineChoice.reference:
         return [run_scenario(s, "reference") for s in scenarios]
     with database(url, data) as conn:

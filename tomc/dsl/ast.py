@@ -7,6 +7,7 @@ the reference interpreter read them. Two nodes are the same program when their
 
 from __future__ import annotations
 
+import json
 from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,7 +68,14 @@ class Key(Node):
     @property
     def text(self) -> str:
         """The canonical key, always `subject.predicate`."""
-        return f"{self.subject.text}.{self.predicate.text if self.predicate else 'location'}"
+        predicate = self.predicate.text if self.predicate else "location"
+        return f"{_key_part(self.subject.text)}.{_key_part(predicate)}"
+
+
+def _key_part(text: str) -> str:
+    """A key's part as written in .tom: quoted when it holds `.` or `"`, so that `"a.b".c`
+    and `a."b.c"` stay two keys."""
+    return json.dumps(text, ensure_ascii=False) if "." in text or '"' in text else text
 
 
 class Fact(Node):

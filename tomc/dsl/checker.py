@@ -19,6 +19,9 @@ from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
 from tomc.program import AnalysisQuery, EventModel, PolicyModel, QueryModel, ScenarioModel
 
 
+MAX_DIAGNOSTICS = 100  # per scenario
+
+
 @dataclass
 class CheckResult:
     """The checked scenarios of one file, its diagnostics and its source text."""
@@ -27,10 +30,11 @@ class CheckResult:
     source: str
     scenarios: list[ScenarioModel] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    suppressed: int = 0  # errors beyond MAX_DIAGNOSTICS per scenario, counted, not kept
 
     @property
     def ok(self) -> bool:
-        return not any(d.severity == "error" for d in self.diagnostics)
+        return not self.suppressed and not any(d.severity == "error" for d in self.diagnostics)
 
 
 def check_file(path: str | Path) -> CheckResult:
@@ -83,6 +87,7 @@ def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) 
         checker = _ScenarioChecker(scenario, policy, path, source)
         result.scenarios.append(checker.check())
         result.diagnostics.extend(checker.diagnostics)
+        result.suppressed += checker.suppressed
     if not result.ok:
         result.scenarios = []
     return result
@@ -179,6 +184,7 @@ class _ScenarioChecker:
         self.path = path
         self.lines = source.split("\n")  # as the parser counts lines
         self.diagnostics: list[Diagnostic] = []
+        self.suppressed = 0
         self.agents: list[str] = []
         self.rooms: list[str] = []
         self.where: dict[str, Optional[str]] = {}
@@ -186,6 +192,9 @@ class _ScenarioChecker:
         self.queries: list[QueryModel] = []
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
+        if self.full:
+            self.suppressed += 1
+            return
         self.diagnostics.append(Diagnostic(code, message, span, self.path, hint=hint))
 
     def check(self) -> ScenarioModel:
@@ -222,18 +231,27 @@ class _ScenarioChecker:
         self._declare(stmt.names, self.rooms, "room")
 
     # name resolution
+    @property
+    def full(self) -> bool:
+        """Past MAX_DIAGNOSTICS errors are only counted: a file of thousands of bad lines
+        must not take minutes of "did you mean" searches or gigabytes of output."""
+        return len(self.diagnostics) >= MAX_DIAGNOSTICS
+
+    def suggest(self, name: str, candidates) -> Optional[str]:
+        return None if self.full else did_you_mean(name, candidates)
+
     def agent(self, name: ast.Name) -> bool:
         if name.text in self.agents:
             return True
         self.error("E101", f"unknown agent `{name.text}`", name.span,
-                   did_you_mean(name.text, self.agents) or "declare it with `agents ...`")
+                   self.suggest(name.text, self.agents) or "declare it with `agents ...`")
         return False
 
     def room(self, name: ast.Name) -> bool:
         if name.text in self.rooms:
             return True
         self.error("E102", f"unknown room `{name.text}`", name.span,
-                   did_you_mean(name.text, self.rooms) or "declare it with `rooms ...`")
+                   self.suggest(name.text, self.rooms) or "declare it with `rooms ...`")
         return False
 
     def present(self, name: ast.Name, doing: str) -> Optional[str]:
@@ -328,7 +346,7 @@ class _ScenarioChecker:
         source = stmt.source.text
         if source not in self.policy.authorities and source not in self.agents:
             self.error("E103", f"unknown source `{source}`", stmt.source.span,
-                       did_you_mean(source, [*self.policy.authorities, *self.agents])
+                       self.suggest(source, [*self.policy.authorities, *self.agents])
                        or f"declare it in the policy: `source {source} authority N`")
         if stmt.by is not None:
             self.agent(stmt.by)

@@ -47,9 +47,13 @@ class Diagnostic:
     path: str = "<input>"
     hint: Optional[str] = None
     severity: str = "error"
+    source: Optional[str] = field(default=None, repr=False)  # when not the checked file's
 
     def render(self, source: Optional[str]) -> str:
-        """The human form: header line, the source line, a caret, and the hint."""
+        """The human form: header line, the source line, a caret, and the hint. `source` is
+        the text of the file checked; a diagnostic about another file (a policy it uses)
+        carries that file's text itself."""
+        source = self.source if self.source is not None else source
         line = self.span.line if self.span else 1
         col = self.span.column if self.span else 1
         out = [f"{self.path}:{line}:{col}: {self.severity}[{self.code}]: {self.message}"]

@@ -86,8 +86,12 @@ def decode(raw: bytes, path: str) -> str:
 
 
 def read_source(path: Union[str, Path]) -> str:
-    """Read and decode a .tom file; a missing or unreadable file is an E002 diagnostic."""
+    """Read and decode a .tom file; a missing or unreadable file, or one that is not a
+    regular file (a folder, a pipe, a device such as /dev/zero), is an E002 diagnostic."""
     try:
+        if Path(path).exists() and not Path(path).is_file():
+            raise DiagnosticError([Diagnostic("E002", "not a regular file", None, str(path),
+                                              hint="name a .tom file")])
         raw = Path(path).read_bytes()
     except OSError as err:
         raise DiagnosticError([Diagnostic("E002", f"cannot read file: {err.strerror}", None,
@@ -203,6 +207,12 @@ def _unquote(tok: Token, path: str) -> str:
                                      path, hint='use \\" for a quote and \\\\ for a backslash'))
     if "\x00" in text:
         raise _BuildError(Diagnostic("E002", "NUL character in string", _tok_span(tok), path))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate such as "\ud800": no UTF-8 for it
+        raise _BuildError(Diagnostic("E002", "lone surrogate escape in string", _tok_span(tok),
+                                     path, hint="write the character itself, or a valid "
+                                     "\\U escape")) from None
     return text
 
 

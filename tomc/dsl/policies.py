@@ -7,17 +7,19 @@ and predicates are declared once (E110). Sections a policy leaves out come from 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
-from tomc.dsl.parser import parse_file
+from tomc.dsl.parser import parse, parse_file, read_source
 from tomc.program import PolicyModel
 from tomc.rules import shipped_names, shipped_policy_path
 
 MAX_DEPTH = 4
+MAX_AUTHORITY = 2**53  # FalkorDB integers are 64-bit; keep well inside
 
 # The role sets and single roles each section's rules may name (docs/language.md, "Rules").
 _SETS = {
@@ -43,6 +45,12 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
         found.append(Diagnostic("E150", f"depth {policy.depth} is out of range",
                                 policy.depth_span or policy.span,
                                 path, hint=f"use a depth from 1 to {MAX_DEPTH}"))
+    for source in policy.sources:
+        if abs(source.authority) > MAX_AUTHORITY:
+            found.append(Diagnostic("E150", f"authority {source.authority} is out of range",
+                                    source.span, path,
+                                    hint=f"use a whole number from -{MAX_AUTHORITY} to "
+                                    f"{MAX_AUTHORITY}"))
     for label, names in (("source", [s.name for s in policy.sources]),
                          ("predicate", [p.key for p in policy.predicates])):
         seen: set[str] = set()
@@ -144,17 +152,19 @@ def load_policy(use: Optional[ast.UsePolicy], inline: dict[str, ast.Policy],
     if use.target.quoted and (target.endswith(".tom") or "/" in target):
         file_path = (base / target)
         try:
-            file, _ = parse_file(file_path)
+            source = read_source(file_path)
         except DiagnosticError as err:
-            if err.diagnostics and err.diagnostics[0].span is None:
-                return None, [Diagnostic("E104", f"cannot read policy file `{target}`", use.span,
-                                         path, hint=f"no such file: {file_path}")]
-            return None, err.diagnostics
+            return None, [Diagnostic("E104", f"cannot read policy file `{target}`", use.span,
+                                     path, hint=f"{file_path}: {err.diagnostics[0].message}")]
+        try:
+            file = parse(source, str(file_path))
+        except DiagnosticError as err:
+            return None, [replace(d, source=source) for d in err.diagnostics]
         policies = [i for i in file.items if isinstance(i, ast.Policy)]
         if len(policies) != 1:
             return None, [Diagnostic("E104", f"`{target}` must define exactly one policy",
                                      use.span, path)]
-        problems = check_policy(policies[0], str(file_path))
+        problems = [replace(d, source=source) for d in check_policy(policies[0], str(file_path))]
         return (None if problems else policies[0]), problems
     if target in shipped_names():
         file, _ = parse_file(shipped_policy_path(target))

@@ -10,6 +10,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
+from urllib.parse import urlsplit, urlunsplit
 
 import falkordb
 import redis
@@ -42,13 +43,31 @@ class Database:
         return self.client.connection
 
 
-def _from_url(url: str) -> Database:
+def _shown(url: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _open(client_factory, shown: str) -> Database:
+    """Connect, and check that the server answers and has the FalkorDB module."""
     try:
-        client = falkordb.FalkorDB.from_url(url)
+        client = client_factory()
         client.connection.ping()
-    except (redis.RedisError, ValueError, OSError) as err:
-        raise DatabaseUnavailable(f"cannot reach FalkorDB at {url}: {err}") from None
-    return Database(client, url)
+        client.list_graphs()
+    except redis.ResponseError as err:
+        raise DatabaseUnavailable(f"{shown} answers but is not FalkorDB ({err})") from None
+    except (redis.RedisError, ValueError, TypeError, OSError) as err:
+        raise DatabaseUnavailable(f"cannot reach FalkorDB at {shown}: {err}") from None
+    return Database(client, shown)
+
+
+def _from_url(url: str) -> Database:
+    # No socket timeout: a large scenario's statement may run for minutes.
+    return _open(lambda: falkordb.FalkorDB.from_url(url, socket_timeout=None), _shown(url))
 
 
 @contextmanager
@@ -65,4 +84,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
         yield _from_url(url)
         return
     with EmbeddedServer(data_dir or default_data_dir()) as server:
-        yield _from_url(f"unix://{server.socket_path}")
+        # By path, not by URL: a data folder may hold characters a URL would misread.
+        yield _open(lambda: falkordb.FalkorDB(unix_socket_path=str(server.socket_path),
+                                              socket_timeout=None),
+                    f"unix://{server.socket_path}")

@@ -384,7 +384,7 @@ def _path_rule(path: list[str], excepted: list[str],
 
 def _rules(event_class: str) -> st.SearchStrategy[ast.Rule]:
     """A rule the checker accepts under `on event_class:`."""
-    if event_class in ("observe", "enter"):
+    if event_class == "observe":
         return st.just(ast.Rule(over=["witnesses"]))
     over = st.builds(ast.Rule, over=st.sampled_from(_OVER), excepted=st.sampled_from(_EXCEPTED))
     conditions = st.none() | st.builds(ast.Condition, truster=st.just("listener"),
@@ -394,8 +394,10 @@ def _rules(event_class: str) -> st.SearchStrategy[ast.Rule]:
 
 
 def _sections(event_class: str) -> st.SearchStrategy[ast.Section]:
-    reveal = st.sampled_from([None, "nothing", "contents"]) if event_class == "enter" else st.none()
-    return st.builds(ast.Section, event_class=st.just(event_class), reveal=reveal,
+    if event_class == "enter":  # entering takes a reveal mode, no rules
+        return st.builds(ast.Section, event_class=st.just("enter"),
+                         reveal=st.sampled_from([None, "nothing", "contents"]))
+    return st.builds(ast.Section, event_class=st.just(event_class),
                      rules=st.lists(_rules(event_class), max_size=3))
 
 

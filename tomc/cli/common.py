@@ -6,7 +6,7 @@ import json
 from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, NoReturn, Optional
 
 import redis
 import typer
@@ -62,26 +62,30 @@ def emit_json(payload) -> None:
     typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
+def fail(message: str, code: int, json_output: bool = False) -> NoReturn:
+    """Print one `tomc: ...` line on stderr (and, with --json, `{"error", "exit_code"}` on
+    stdout), then exit with `code`."""
+    typer.echo(f"tomc: {message}", err=True)
+    if json_output:
+        emit_json({"error": message, "exit_code": code})
+    raise typer.Exit(code)
+
+
 @contextmanager
-def database(url: Optional[str], data: Optional[Path]) -> Iterator[Database]:
+def database(url: Optional[str], data: Optional[Path],
+             json_output: bool = False) -> Iterator[Database]:
     """Connect, or print one line and exit 3 when FalkorDB is unavailable. `--data` is for
     the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input."""
-    if data is not None and not str(data).strip():
-        typer.echo("tomc: --data needs a folder", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
     if url and data:
-        typer.echo(f"tomc: --data {data} is for the embedded FalkorDB, but a server is named "
-                   f"({url}, from --db or FALKORDB_URL); drop one of them", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
+        fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({url}, from "
+             "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT, json_output)
     try:
         with connect(url, data) as db:
             yield db
     except DatabaseUnavailable as err:
-        typer.echo(f"tomc: database unavailable: {err}", err=True)
-        raise typer.Exit(EXIT_NO_DATABASE) from None
+        fail(f"database unavailable: {err}", EXIT_NO_DATABASE, json_output)
     except redis.RedisError as err:  # the server failed a statement (disk full, killed, ...)
-        typer.echo(f"tomc: FalkorDB failed: {str(err).splitlines()[0]}", err=True)
-        raise typer.Exit(EXIT_NO_DATABASE) from None
+        fail(f"FalkorDB failed: {str(err).splitlines()[0]}", EXIT_NO_DATABASE, json_output)
 
 
 def _distinct_names(scenarios: list[ScenarioModel]) -> None:
@@ -126,5 +130,5 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
     _distinct_names(scenarios)
     if engine == EngineChoice.reference:
         return [run_scenario(s, "reference") for s in scenarios]
-    with database(url, data) as conn:
+    with database(url, data, json_output) as conn:
         return [run_scenario(s, "falkordb", conn) for s in scenarios]

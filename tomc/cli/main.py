@@ -6,6 +6,9 @@ Exit codes, for every verb: 0 success (all expectations hold), 1 an expectation 
 
 from __future__ import annotations
 
+import signal
+import sys
+
 import typer
 
 from tomc.cli import check_cmd, compile_cmd, fmt_cmd, import_cmd, run_cmd, test_cmd
@@ -29,4 +32,6 @@ app.add_typer(import_app, name="import")
 
 def main() -> None:
     """Run the CLI (the `tomc` console script)."""
+    # SIGTERM unwinds like Ctrl-C, so the embedded FalkorDB is shut down, not orphaned.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     app()

@@ -66,6 +66,11 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
             found.append(Diagnostic("E110", f"section `on {section.event_class}:` appears twice",
                                     section.span, path, hint="merge the two sections"))
         seen_sections.add(section.event_class)
+        if section.event_class == "enter" and section.rules:
+            found.append(Diagnostic("E151", "`on enter:` takes only `reveal nothing` or "
+                                    "`reveal contents`", section.rules[0].span, path,
+                                    hint="what entering reveals is routed by the `on observe:` "
+                                    "rules"))
         if section.reveal and section.event_class != "enter":
             found.append(Diagnostic("E151", "`reveal` belongs under `on enter:`", section.span,
                                     path))

@@ -189,12 +189,11 @@ class EmbeddedServer:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             pid = None
-        if pid and _alive(pid):
+        if pid and _alive(pid) and _is_redis(pid):  # a recycled pid is not ours to stop
             try:
                 _client(self.socket_path).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
-                if _is_redis(pid):
-                    os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)
             for _ in range(500):
                 if not _alive(pid):
                     break

@@ -155,11 +155,12 @@ def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
         bound = tuple(s for s in rule.over if s != "speaker")
         template = "route_over.cypher"
     else:
-        condition: Optional[bool] = rule.condition.negated if rule.condition else None
+        negated: Optional[bool] = rule.condition.negated if rule.condition else None
+        condition = (f"if {'not ' if negated else ''}trusts(listener, speaker)"
+                     if rule.condition else None)
         cypher = render("route_path.cypher", path=rule.path,
-                        path_exprs=[ROLE_EXPR[r] for r in rule.path],
-                        condition=rule.text.split(" adopts")[1].strip() or None,
-                        condition_expr=CONDITION_EXPR[condition], **common)
+                        path_exprs=[ROLE_EXPR[r] for r in rule.path], condition=condition,
+                        condition_expr=CONDITION_EXPR[negated], **common)
         minds = ("listeners",) if rule.path[0] == "listener" else ("speaker",)
         bound = ("listeners",) + (("believers",) if rule.condition else ())
         if "listener" not in rule.path:

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Union
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken, VisitError)
 
@@ -585,4 +585,4 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_file", "read_source", "decode", "Tree"]
+__all__ = ["parse", "parse_file", "read_source", "decode"]

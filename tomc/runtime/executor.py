@@ -19,6 +19,7 @@ import redis
 from tomc.compiler.plan import EventPlan, GraphNames, Plan, Statement
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.server import process_alive
 
 # A run builds under `<name>~building~<pid>-<random>`: names never hold `~` (graph_key),
 # and concurrent runs of one scenario on a shared server each build their own graphs.
@@ -137,7 +138,7 @@ class Executor:
         for name in self._owned(plan):
             if STAGING_MARK in name:
                 owner = name.rsplit(STAGING_MARK, 1)[1].split("-", 1)[0]
-                if not owner.isdigit() or not _alive(int(owner)):
+                if not owner.isdigit() or not process_alive(int(owner)):
                     out.append(name)
         return out
 
@@ -158,13 +159,3 @@ class Executor:
             pipe.rename(name, name.removesuffix(suffix))
         pipe.execute()
 
-
-def _alive(pid: int) -> bool:
-    """Whether a process with this pid runs here (a staging owner on this machine)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

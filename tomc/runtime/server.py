@@ -189,13 +189,13 @@ class EmbeddedServer:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             pid = None
-        if pid and _alive(pid) and _is_redis(pid):  # a recycled pid is not ours to stop
+        if pid and process_alive(pid) and _is_redis(pid):  # a recycled pid is not ours to stop
             try:
                 _client(self.socket_path).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
                 os.kill(pid, signal.SIGTERM)
             for _ in range(500):
-                if not _alive(pid):
+                if not process_alive(pid):
                     break
                 time.sleep(0.02)
         for stale in (self.socket_path, self.pid_path):
@@ -233,7 +233,8 @@ def _client(socket_path: Path) -> redis.Redis:
                        retry=Retry(NoBackoff(), 0))
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs on this machine (a zombie counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -241,17 +241,18 @@ class _ScenarioChecker:
         return None if self.full else did_you_mean(name, candidates)
 
     def agent(self, name: ast.Name) -> bool:
-        if name.text in self.agents:
-            return True
-        self.error("E101", f"unknown agent `{name.text}`", name.span,
-                   self.suggest(name.text, self.agents) or "declare it with `agents ...`")
-        return False
+        """Whether `name` is a declared agent; E101 (with "did you mean") if not."""
+        return self._declared(name, self.agents, "E101", "agents")
 
     def room(self, name: ast.Name) -> bool:
-        if name.text in self.rooms:
+        """Whether `name` is a declared room; E102 (with "did you mean") if not."""
+        return self._declared(name, self.rooms, "E102", "rooms")
+
+    def _declared(self, name: ast.Name, declared: list[str], code: str, what: str) -> bool:
+        if name.text in declared:
             return True
-        self.error("E102", f"unknown room `{name.text}`", name.span,
-                   self.suggest(name.text, self.rooms) or "declare it with `rooms ...`")
+        self.error(code, f"unknown {what[:-1]} `{name.text}`", name.span,
+                   self.suggest(name.text, declared) or f"declare it with `{what} ...`")
         return False
 
     def present(self, name: ast.Name, doing: str) -> Optional[str]:

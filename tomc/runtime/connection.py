@@ -33,6 +33,10 @@ class Database:
         """The graph called `name` (created on first write)."""
         return self.client.select_graph(name)
 
+    def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
+        """A read-only query's rows, each a dict by column name."""
+        return records(self.graph(graph).ro_query(cypher, params))
+
     def graph_names(self) -> list[str]:
         """Every graph on the server (GRAPH.LIST)."""
         return list(self.client.list_graphs())
@@ -41,6 +45,12 @@ class Database:
     def redis(self) -> redis.Redis:
         """The underlying redis connection, for key commands (DEL, RENAME)."""
         return self.client.connection
+
+
+def records(result) -> list[dict]:
+    """The rows of a falkordb QueryResult as dicts by column name."""
+    columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
+    return [dict(zip(columns, row)) for row in result.result_set]
 
 
 def _shown(url: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 import redis
 
 from tomc.compiler.plan import EventPlan, GraphNames, Plan, Statement
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import Database, records
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import process_alive
 
@@ -108,8 +108,7 @@ class Executor:
             stats.statements += 1
             # A binding statement runs on one graph: the world, or the speaker's mind.
             if statement.binds and result.result_set:
-                columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
-                bindings.update(zip(columns, result.result_set[0]))
+                bindings.update(records(result)[0])
 
     @staticmethod
     def _minds(statement: Statement, params: dict, agents: list[str]) -> list[str]:

@@ -89,6 +89,4 @@ class GraphView:
         return [h for chain in wanted for h in cache[chain]]
 
     def _rows(self, graph: str, template: str, params: dict, **context) -> list[dict]:
-        result = self.db.graph(graph).ro_query(render(template, **context), params)
-        columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
-        return [dict(zip(columns, row)) for row in result.result_set]
+        return self.db.read(graph, render(template, **context), params)

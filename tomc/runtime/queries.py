@@ -30,18 +30,13 @@ def belief(db: Database, graphs: GraphNames, chain: tuple[str, ...], key: str, s
     at `step` (knowledge time), or, with `on_date`, adopted by `step` and valid in the world
     on that date (valid time); the support and rivals are those of `step`."""
     graph, template, params = belief_read(graphs, chain, key, step, on_date)
-    result = db.graph(graph).ro_query(render(template), params)
-    columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
-    return [dict(zip(columns, row)) for row in result.result_set]
+    return db.read(graph, render(template), params)
 
 
 def event(db: Database, graphs: GraphNames, step: int) -> Optional[dict]:
     """The event at `step` with its witnesses, or None."""
-    result = db.graph(graphs.world).ro_query(render("read_event.cypher"), {"step": step})
-    if not result.result_set:
-        return None
-    columns = [c[1] if isinstance(c, (list, tuple)) else c for c in result.header]
-    return dict(zip(columns, result.result_set[0]))
+    rows = db.read(graphs.world, render("read_event.cypher"), {"step": step})
+    return rows[0] if rows else None
 
 
 def answer(db: Database, graphs: GraphNames, query: QueryModel) -> Answer:

@@ -150,7 +150,7 @@ class Session:
         model = self.scenario
         agents, rooms, chains = len(model.agents), len(model.rooms), set(model.chains())
         try:
-            events, _ = self._checker.add(text, accept=(*ast.EVENT_TYPES, *_DECLARATIONS))
+            events, _ = self._checker.add_text(text, accept=(*ast.EVENT_TYPES, *_DECLARATIONS))
         except DiagnosticError as err:
             raise TomError(err.diagnostics, text) from None
         # Live events get line numbers after the opening source's lines, one per event.
@@ -190,7 +190,7 @@ class Session:
         if not line.startswith(("ask ", "expect ")):
             line = "ask " + line
         try:
-            _, questions = self._checker.add(line, accept=_QUESTIONS)
+            _, questions = self._checker.add_text(line, accept=_QUESTIONS)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, line) from None
         if len(questions) != 1:

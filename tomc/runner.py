@@ -32,11 +32,20 @@ AnyAnswer = Union[Answer, AnalysisAnswer]
 
 @dataclass
 class ScenarioRun:
-    """One scenario's answers, in file order, and (on FalkorDB) the run's timing."""
+    """One scenario's answers, in file order, and (on FalkorDB) the run's timing.
+
+    `view(step)` gives the beliefs as of any step of the run (every chain, key and event),
+    for reports that show more than the answers.
+    """
 
     scenario: ScenarioModel
     answers: list[AnyAnswer]
     stats: Optional[RunStats] = None
+    view_at: Optional[Callable[[int], BeliefView]] = None
+
+    def view(self, step: int) -> BeliefView:
+        """The belief view (tomc/analysis/view.py) of the run as of `step` (0..events)."""
+        return self.view_at(step)
 
     @property
     def failed(self) -> list[Answer]:
@@ -59,7 +68,8 @@ def run_scenario(scenario: ScenarioModel, engine: Engine = "falkordb",
             interpreter.apply(event)
             answers.at_step(event.step, lambda: ReferenceView(interpreter, event.step))
         answers.after(lambda step: ReferenceView(interpreter, step), interpreter.answer)
-        return ScenarioRun(scenario, answers.in_order())
+        return ScenarioRun(scenario, answers.in_order(),
+                           view_at=lambda step: ReferenceView(interpreter, step))
     plan = lower(scenario)
 
     def checkpoint(step: int, graphs: GraphNames) -> None:
@@ -68,7 +78,8 @@ def run_scenario(scenario: ScenarioModel, engine: Engine = "falkordb",
     stats = Executor(db).run(plan, checkpoint)
     answers.after(lambda step: GraphView(db, plan.graphs(), scenario, step),
                   lambda query: answer(db, plan.graphs(), query))
-    return ScenarioRun(scenario, answers.in_order(), stats)
+    return ScenarioRun(scenario, answers.in_order(), stats,
+                       view_at=lambda step: GraphView(db, plan.graphs(), scenario, step))
 
 
 class _Answers:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Optional
 
 from tomc.dsl import ast
+from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
-from tomc.dsl.parser import parse, read_source
+from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
 from tomc.program import AnalysisQuery, EventModel, PolicyModel, QueryModel, ScenarioModel
 
@@ -127,28 +128,30 @@ class LiveChecker:
         self._checker.check()
         self.scenario = self._checker.model()
 
-    def add(self, text: str, accept: tuple[type, ...],
-            path: str = "<apply>") -> tuple[list[EventModel], list]:
-        """Check the statements of `text` after those checked so far; returns the new events
-        (which the scenario now holds too) and the new queries (which it does not keep:
-        a live session answers them once).
+    def add_text(self, text: str, accept: tuple[type, ...],
+                 path: str = "<apply>") -> tuple[list[EventModel], list]:
+        """Parse `text` as statements (the `statements` rule: a `}` is a syntax error, not
+        the end of a block) and `add` them; diagnostics point into `text`."""
+        return self.add(parse_statements(text, path), accept, text, path)
 
-        Raises DiagnosticError with spans relative to `text`, and then keeps nothing of it;
+    def add(self, statements: list, accept: tuple[type, ...], source: Optional[str] = None,
+            path: str = "<apply>") -> tuple[list[EventModel], list]:
+        """Check `statements` (AST nodes, parsed from `source` or built in code) after those
+        checked so far; returns the new events (which the scenario now holds too) and the
+        new queries (which it does not keep: a live session answers them once).
+
+        Raises DiagnosticError (spans within `source`), and then keeps nothing of them;
         ValueError, before checking anything, when a statement is not of the `accept` types.
         """
-        wrapper = f"scenario live {{\n{text}\n}}\n"  # the statements sit on line 2 onwards
         checker = self._checker
-        try:
-            statements = parse(wrapper, path).items[0].statements
-        except DiagnosticError as err:
-            raise DiagnosticError([_shifted(d, text) for d in err.diagnostics]) from None
         refused = [type(stmt).__name__ for stmt in statements if not isinstance(stmt, accept)]
         if refused or not statements:
             raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
                              f"{', '.join(refused) or 'nothing'}")
         saved = (list(checker.agents), list(checker.rooms), dict(checker.where),
                  len(checker.events), len(checker.queries), checker.lines, checker.path)
-        checker.lines, checker.path, checker.diagnostics = wrapper.split("\n"), path, []
+        checker.lines = (source or "").split("\n")
+        checker.path, checker.diagnostics = path, []
         for stmt in statements:
             checker.statement(stmt)
         events, queries = checker.events[saved[3]:], checker.queries[saved[4]:]
@@ -159,22 +162,13 @@ class LiveChecker:
             checker.where.clear()
             checker.where.update(saved[2])
             del checker.events[saved[3]:]
-            raise DiagnosticError([_shifted(d, text) for d in checker.diagnostics])
+            raise DiagnosticError(checker.diagnostics)
         return events, queries
 
 
-def _shifted(diagnostic: Diagnostic, text: str) -> Diagnostic:
-    """A diagnostic on LiveChecker's wrapper, moved onto the lines of `text`."""
-    span = diagnostic.span
-    if span is None:
-        return diagnostic
-    last = text.count("\n") + 1
-
-    def line(n: int) -> int:
-        return min(max(n - 1, 1), last)
-
-    return replace(diagnostic, span=span.model_copy(update={
-        "line": line(span.line), "end_line": line(span.end_line)}))
+def _line(node: ast.Node) -> int:
+    """The line a statement starts on; 0 for a statement built in code (no source)."""
+    return node.span.line if node.span else 0
 
 
 class _ScenarioChecker:
@@ -263,7 +257,11 @@ class _ScenarioChecker:
         return room
 
     def text_of(self, node: ast.Node) -> str:
+        """The statement as written (its source span), or in canonical form when it was
+        built in code, not parsed."""
         span = node.span
+        if span is None:
+            return format_statement(node)
         line = self.lines[span.line - 1] if span and span.line <= len(self.lines) else ""
         end = span.end_column - 1 if span.end_line == span.line else len(line)
         return line[span.column - 1:end].strip()
@@ -274,7 +272,7 @@ class _ScenarioChecker:
             fields.update(key=fact.key.text, value=fact.value.text,
                           many=self.policy.is_many(fact.key.text))
         self.events.append(EventModel(step=len(self.events) + 1, kind=kind,
-                                      text=self.text_of(node), line=node.span.line, **fields))
+                                      text=self.text_of(node), line=_line(node), **fields))
 
     # events
     def _enter(self, stmt: ast.Enter) -> None:
@@ -441,7 +439,7 @@ class _ScenarioChecker:
         aspect = stmt.kind if stmt.kind in ("contested", "supported") else "value"
         self.queries.append(QueryModel(
             kind="expect", chain=chain, key=key, step=step, text=self.text_of(stmt),
-            line=stmt.span.line, span=stmt.span, expected=tuple(v.text for v in stmt.values),
+            line=_line(stmt), span=stmt.span, expected=tuple(v.text for v in stmt.values),
             expect_set=stmt.kind == "set", many=many, aspect=aspect, on_date=on_date))
 
     def _ask(self, stmt: ast.Ask) -> None:
@@ -450,7 +448,7 @@ class _ScenarioChecker:
         key = stmt.subject.key.text
         self.queries.append(QueryModel(
             kind="ask", chain=chain, key=key, step=step, text=self.text_of(stmt),
-            line=stmt.span.line, span=stmt.span, many=self.policy.is_many(key),
+            line=_line(stmt), span=stmt.span, many=self.policy.is_many(key),
             on_date=on_date))
 
     # analyses
@@ -488,7 +486,7 @@ class _ScenarioChecker:
 
     def _askanalysis(self, stmt: ast.AskAnalysis) -> None:
         self.queries.append(AnalysisQuery(
-            kind="ask", step=len(self.events), text=self.text_of(stmt), line=stmt.span.line,
+            kind="ask", step=len(self.events), text=self.text_of(stmt), line=_line(stmt),
             span=stmt.span, **self._arguments(stmt.analysis)))
 
     def _expectanalysis(self, stmt: ast.ExpectAnalysis) -> None:
@@ -523,6 +521,6 @@ class _ScenarioChecker:
         if stmt.part == "best":
             expected.append(stmt.plan)
         self.queries.append(AnalysisQuery(
-            kind="expect", step=len(self.events), text=self.text_of(stmt), line=stmt.span.line,
+            kind="expect", step=len(self.events), text=self.text_of(stmt), line=_line(stmt),
             span=stmt.span, part=stmt.part, plan=stmt.plan if stmt.part == "left" else None,
             plan_depth=stmt.depth, expected=tuple(expected), **arguments))

@@ -59,7 +59,8 @@ def _collect_comment(token: Token) -> Token:
 def _lark() -> Lark:
     grammar = resources.files("tomc.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=False, lexer_callbacks={"COMMENT": _collect_comment})
+                maybe_placeholders=False, lexer_callbacks={"COMMENT": _collect_comment},
+                start=["start", "statements"])
 
 
 def decode(raw: bytes, path: str) -> str:
@@ -104,28 +105,45 @@ def parse(text: str, path: str = "<input>") -> ast.File:
 
     Raises `DiagnosticError` (E001 syntax, E002 encoding) on bad input.
     """
+    file, source, comments = _parse(text, path, "start")
+    lines = source.split("\n")
+    return file.model_copy(update={"comments": [
+        ast.Comment(text=str(t).rstrip(), line=t.line,
+                    trailing=bool(lines[t.line - 1][:t.column - 1].strip()))
+        for t in comments]})
+
+
+def parse_statements(text: str, path: str = "<input>") -> list[ast.Statement]:
+    """Parse scenario statements written alone, one per line (the `statements` rule of
+    grammar.lark): what a live session applies or asks. A `}` or a `scenario` block in
+    `text` is a syntax error, not the end of a wrapper.
+
+    Raises `DiagnosticError` (E001 syntax, E002 encoding) on bad input.
+    """
+    statements, _, _ = _parse(text, path, "statements")
+    return statements
+
+
+def _parse(text: str, path: str, start: str):
+    """(what the `start` rule builds, the source as parsed, the comment tokens)."""
     if "\x00" in text:
         decode(text.encode("utf-8", "surrogatepass"), path)
     source = text if text.endswith("\n") else text + "\n"
     comments: list[Token] = []
     reset = _comments.set(comments)
     try:
-        tree = _lark().parse(source)
+        tree = _lark().parse(source, start=start)
     except UnexpectedInput as err:
         raise DiagnosticError([_syntax_diagnostic(err, source, path)]) from None
     finally:
         _comments.reset(reset)
     try:
-        file = _Builder(path).transform(tree)
+        built = _Builder(path).transform(tree)
     except VisitError as err:
         if isinstance(err.orig_exc, _BuildError):
             raise DiagnosticError([err.orig_exc.diagnostic]) from None
         raise
-    lines = source.split("\n")
-    return file.model_copy(update={"comments": [
-        ast.Comment(text=str(t).rstrip(), line=t.line,
-                    trailing=bool(lines[t.line - 1][:t.column - 1].strip()))
-        for t in comments]})
+    return built, source, comments
 
 
 def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnostic:
@@ -259,6 +277,9 @@ class _Builder(Transformer):
     # file level
     def start(self, meta, children):
         return ast.File(items=children, span=_span(meta))
+
+    def statements(self, meta, children):
+        return list(children)
 
     def use_policy(self, meta, children):
         return ast.UsePolicy(target=children[0], span=_span(meta))
@@ -585,4 +606,4 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_file", "read_source", "decode"]
+__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode"]

@@ -33,8 +33,13 @@ CASES = {
 }
 
 
+# Codes only the Python API reports (a malformed argument, a statement a method does not
+# take): their cases are in tests/test_api.py.
+API_CODES = {"E143", "E144"}
+
+
 def test_every_code_has_a_case():
-    assert set(CASES) == set(CODES)
+    assert set(CASES) | API_CODES == set(CODES)
 
 
 @pytest.mark.parametrize("code", sorted(CASES))

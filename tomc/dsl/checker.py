@@ -1,4 +1,4 @@
-"""AST -> checked program (`tomc.program`), with every problem as a diagnostic.
+"""AST -> checked program (`tomc.dsl.program`), with every problem as a diagnostic.
 
 The checker replays presence statically (who is in which room at each step) only to
 diagnose impossible events: an exit from a room the agent is not in (E120), a move or a
@@ -17,7 +17,8 @@ from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
-from tomc.program import AnalysisQuery, EventModel, PolicyModel, QueryModel, ScenarioModel
+from tomc.dsl.program import (AnalysisQuery, AnyEvent, Communication, Fact, Handoff, Observation,
+                              PolicyModel, Presence, QueryModel, Quiet, ScenarioModel)
 
 
 MAX_DIAGNOSTICS = 100  # per scenario
@@ -129,16 +130,18 @@ class LiveChecker:
         self.scenario = self._checker.model()
 
     def add_text(self, text: str, accept: tuple[type, ...],
-                 path: str = "<apply>") -> tuple[list[EventModel], list]:
+                 path: str = "<apply>") -> tuple[list[AnyEvent], list]:
         """Parse `text` as statements (the `statements` rule: a `}` is a syntax error, not
         the end of a block) and `add` them; diagnostics point into `text`."""
         return self.add(parse_statements(text, path), accept, text, path)
 
     def add(self, statements: list, accept: tuple[type, ...], source: Optional[str] = None,
-            path: str = "<apply>") -> tuple[list[EventModel], list]:
+            path: str = "<apply>", canonical: bool = False) -> tuple[list[AnyEvent], list]:
         """Check `statements` (AST nodes, parsed from `source` or built in code) after those
         checked so far; returns the new events (which the scenario now holds too) and the
-        new queries (which it does not keep: a live session answers them once).
+        new queries (which it does not keep: a live session answers them once). With
+        `canonical`, each event's text is the statement in canonical form (`tomc fmt`), not
+        as written: what a memory keeps, to replay.
 
         Raises DiagnosticError (spans within `source`), and then keeps nothing of them;
         ValueError, before checking anything, when a statement is not of the `accept` types.
@@ -148,22 +151,44 @@ class LiveChecker:
         if refused or not statements:
             raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
                              f"{', '.join(refused) or 'nothing'}")
-        saved = (list(checker.agents), list(checker.rooms), dict(checker.where),
-                 len(checker.events), len(checker.queries), checker.lines, checker.path)
-        checker.lines = (source or "").split("\n")
+        before = self.mark()
+        queries_before = len(checker.queries)
+        saved = (checker.lines, checker.path)
+        checker.lines = None if canonical else (source or "").split("\n")
         checker.path, checker.diagnostics = path, []
         for stmt in statements:
             checker.statement(stmt)
-        events, queries = checker.events[saved[3]:], checker.queries[saved[4]:]
-        del checker.queries[saved[4]:]
-        checker.lines, checker.path = saved[5], saved[6]
+        events, queries = checker.events[before.events:], checker.queries[queries_before:]
+        del checker.queries[queries_before:]
+        checker.lines, checker.path = saved
         if checker.diagnostics:
-            checker.agents[:], checker.rooms[:] = saved[0], saved[1]
-            checker.where.clear()
-            checker.where.update(saved[2])
-            del checker.events[saved[3]:]
+            self.reset(before)
             raise DiagnosticError(checker.diagnostics)
         return events, queries
+
+    def mark(self) -> "Mark":
+        """The state so far, to `reset` to (a live session whose write lost a race to
+        another writer takes back what it checked, then checks it again)."""
+        c = self._checker
+        return Mark(list(c.agents), list(c.rooms), dict(c.where), len(c.events))
+
+    def reset(self, mark: "Mark") -> None:
+        """Forget everything checked after `mark`."""
+        c = self._checker
+        c.agents[:], c.rooms[:] = mark.agents, mark.rooms
+        c.where.clear()
+        c.where.update(mark.where)
+        del c.events[mark.events:]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A live checker's state at one point: agents, rooms, presence, number of events."""
+
+    agents: list[str]
+    rooms: list[str]
+    where: dict[str, Optional[str]]
+    events: int
 
 
 def _line(node: ast.Node) -> int:
@@ -182,7 +207,7 @@ class _ScenarioChecker:
         self.agents: list[str] = []
         self.rooms: list[str] = []
         self.where: dict[str, Optional[str]] = {}
-        self.events: list[EventModel] = []
+        self.events: list[AnyEvent] = []
         self.queries: list[QueryModel] = []
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
@@ -260,19 +285,25 @@ class _ScenarioChecker:
         """The statement as written (its source span), or in canonical form when it was
         built in code, not parsed."""
         span = node.span
-        if span is None:
+        if span is None or self.lines is None:
             return format_statement(node)
         line = self.lines[span.line - 1] if span and span.line <= len(self.lines) else ""
         end = span.end_column - 1 if span.end_line == span.line else len(line)
         return line[span.column - 1:end].strip()
 
-    def add_event(self, node: ast.Node, kind: str, **fields) -> None:
-        fact: Optional[ast.Fact] = fields.pop("fact", None)
-        if fact is not None:
-            fields.update(key=fact.key.text, value=fact.value.text,
-                          many=self.policy.is_many(fact.key.text))
-        self.events.append(EventModel(step=len(self.events) + 1, kind=kind,
-                                      text=self.text_of(node), line=_line(node), **fields))
+    def add_event(self, family: type, node: ast.Node, kind: str, witnesses=(),
+                  **fields) -> None:
+        """Append the next event, of `family` (tomc/dsl/program.py), numbered by step."""
+        self.events.append(family(step=len(self.events) + 1, kind=kind, text=self.text_of(node),
+                                  line=_line(node), witnesses=tuple(witnesses), **fields))
+
+    def fact(self, fact: ast.Fact) -> Fact:
+        """A fact as events carry it, with the key's cardinality from the policy."""
+        return Fact(fact.key.text, fact.value.text, self.policy.is_many(fact.key.text))
+
+    def occupants(self, room: Optional[str]) -> list[str]:
+        """The agents in `room` now (at this point of the replay), in declaration order."""
+        return [a for a in self.agents if room is not None and self.where.get(a) == room]
 
     # events
     def _enter(self, stmt: ast.Enter) -> None:
@@ -281,8 +312,8 @@ class _ScenarioChecker:
         if ok:
             for a in stmt.agents:
                 self.where[a.text] = stmt.room.text
-        self.add_event(stmt, "enter", agents=tuple(a.text for a in stmt.agents),
-                       room=stmt.room.text)
+        self.add_event(Presence, stmt, "enter", self.occupants(stmt.room.text),
+                       agents=tuple(a.text for a in stmt.agents), room=stmt.room.text)
 
     def _exit(self, stmt: ast.Exit) -> None:
         ok = self.room(stmt.room) & all([self.agent(a) for a in stmt.agents])
@@ -295,7 +326,7 @@ class _ScenarioChecker:
                                + (f"in `{here}`" if here else "in no room"), a.span,
                                f"`{a.text} exits {here}`" if here else "remove this exit")
                 self.where[a.text] = None
-        self.add_event(stmt, "exit", agents=tuple(a.text for a in stmt.agents),
+        self.add_event(Presence, stmt, "exit", agents=tuple(a.text for a in stmt.agents),
                        room=stmt.room.text)
 
     def _no_repeats(self, names: list[ast.Name]) -> None:
@@ -305,41 +336,58 @@ class _ScenarioChecker:
                 self.error("E110", f"`{name.text}` is listed twice", name.span)
             seen.add(name.text)
 
+    def _observed(self, stmt, kind: str, actor: Optional[ast.Name], room: Optional[str],
+                  fact: ast.Fact) -> None:
+        """An observation in `room`, seen by its occupants (by the actor alone when the room
+        is None: an actor in no room)."""
+        actors = (actor.text,) if actor is not None else ()
+        witnesses = self.occupants(room) if room is not None else list(actors)
+        self.add_event(Observation, stmt, kind, witnesses, agents=actors, room=room,
+                       fact=self.fact(fact))
+
     def _state(self, stmt: ast.State) -> None:
         self.room(stmt.room)
-        self.add_event(stmt, "state", room=stmt.room.text, fact=stmt.fact)
+        self._observed(stmt, "state", None, stmt.room.text, stmt.fact)
 
     def _move(self, stmt: ast.Move) -> None:
         if self.agent(stmt.actor):
             self.present(stmt.actor, "moves something")
         fact = ast.Fact(key=ast.Key(subject=stmt.subject),
                         value=ast.Value(text=stmt.container.text), form="located")
-        self.add_event(stmt, "move", agents=(stmt.actor.text,), fact=fact)
+        self._observed(stmt, "move", stmt.actor, self.where.get(stmt.actor.text), fact)
 
     def _setvalue(self, stmt: ast.SetValue) -> None:
         self.agent(stmt.actor)
-        self.add_event(stmt, "set", agents=(stmt.actor.text,), fact=stmt.fact)
+        self._observed(stmt, "set", stmt.actor, self.where.get(stmt.actor.text), stmt.fact)
 
-    def _speech(self, stmt, kind: str, listeners: Optional[tuple[str, ...]] = None) -> None:
-        self.add_event(stmt, kind, speaker=stmt.speaker.text, listeners=listeners,
-                       source=stmt.speaker.text,
-                       authority=self.policy.authority(stmt.speaker.text), fact=stmt.fact)
+    def _communicated(self, stmt, kind: str, speaker: Optional[str], heard: list[str],
+                      source: str, fact: ast.Fact, **fields) -> None:
+        """A communication of `fact` from `source`, heard by `heard` (the speaker left out)."""
+        listeners = tuple(a for a in heard if a != speaker)
+        witnesses = ([speaker] if speaker is not None else []) + list(listeners)
+        self.add_event(Communication, stmt, kind, witnesses, speaker=speaker,
+                       listeners=listeners, source=source,
+                       authority=self.policy.authority(source), fact=self.fact(fact), **fields)
+
+    def _speech(self, stmt, kind: str, heard: list[str]) -> None:
+        speaker = stmt.speaker.text
+        self._communicated(stmt, kind, speaker, heard, speaker, stmt.fact)
 
     def _tell(self, stmt: ast.Tell) -> None:
         if self.agent(stmt.speaker) & self.agent(stmt.listener) and (
                 stmt.speaker.text == stmt.listener.text):
             self.error("E131", f"`{stmt.speaker.text}` tells themselves", stmt.listener.span,
                        "name another agent as the listener")
-        self._speech(stmt, "tell", (stmt.listener.text,))
+        self._speech(stmt, "tell", [stmt.listener.text])
 
     def _says(self, stmt: ast.Says) -> None:
         if self.agent(stmt.speaker):
             self.present(stmt.speaker, "says something to the room")
-        self._speech(stmt, "says")
+        self._speech(stmt, "says", self.occupants(self.where.get(stmt.speaker.text)))
 
     def _announce(self, stmt: ast.Announce) -> None:
         self.agent(stmt.speaker)
-        self._speech(stmt, "announce")
+        self._speech(stmt, "announce", list(self.agents))
 
     def _claim(self, stmt: ast.Claim) -> None:
         source = stmt.source.text
@@ -351,18 +399,16 @@ class _ScenarioChecker:
             self.agent(stmt.by)
         published = self._time(stmt.at, stmt) if stmt.at else None
         valid_from = self._time(stmt.valid_from, stmt) if stmt.valid_from else None
-        room = None
-        listeners = None
-        if stmt.audience == "room" and self.room(stmt.room):
+        heard, room = list(self.agents), None
+        if stmt.audience == "room":
             room = stmt.room.text
+            heard = self.occupants(room) if self.room(stmt.room) else []
         if stmt.audience == "agents":
             if all([self.agent(a) for a in stmt.recipients]):
                 self._no_repeats(stmt.recipients)
-            listeners = tuple(a.text for a in stmt.recipients)
-        self.add_event(stmt, "claim", room=room, listeners=listeners, source=source,
-                       speaker=stmt.by.text if stmt.by else None,
-                       authority=self.policy.authority(source), published=published,
-                       valid_from=valid_from, fact=stmt.fact)
+            heard = list(dict.fromkeys(a.text for a in stmt.recipients))
+        self._communicated(stmt, "claim", stmt.by.text if stmt.by else None, heard, source,
+                           stmt.fact, room=room, published=published, valid_from=valid_from)
 
     def _time(self, text: str, node: ast.Node) -> Optional[str]:
         parsed = parse_time(text)
@@ -373,9 +419,9 @@ class _ScenarioChecker:
 
     def _handoffwrite(self, stmt: ast.HandoffWrite) -> None:
         self._pair(stmt.sender, stmt.receiver, stmt, "a handoff")
-        self.add_event(stmt, "handoff", speaker=stmt.sender.text,
-                       listeners=(stmt.receiver.text,), source=stmt.sender.text,
-                       authority=self.policy.authority(stmt.sender.text))
+        sender, receiver = stmt.sender.text, stmt.receiver.text
+        self.add_event(Handoff, stmt, "handoff", [sender, receiver], speaker=sender,
+                       listener=receiver, authority=self.policy.authority(sender))
 
     def _pair(self, first: ast.Name, second: ast.Name, node: ast.Node, what: str) -> None:
         """Two distinct agents whose nested chain (first > second) the policy tracks."""
@@ -389,10 +435,10 @@ class _ScenarioChecker:
 
     def _wait(self, stmt: ast.Wait) -> None:
         self.agent(stmt.agent)
-        self.add_event(stmt, "wait", agents=(stmt.agent.text,))
+        self.add_event(Quiet, stmt, "wait", agents=(stmt.agent.text,))
 
     def _noop(self, stmt: ast.Noop) -> None:
-        self.add_event(stmt, "noop")
+        self.add_event(Quiet, stmt, "noop")
 
     # queries
     def _chain(self, subject: ast.Subject | ast.Explain) -> tuple[str, ...]:

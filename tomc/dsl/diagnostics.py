@@ -27,6 +27,8 @@ CODES = {
     "E140": "malformed value",
     "E141": "value of the wrong cardinality",
     "E142": "expectation item of the wrong shape",
+    "E143": "malformed argument to an API call (a name, key, value or step)",
+    "E144": "not allowed here (a memory's policy, or a statement a session does not take)",
     "E150": "invalid policy",
     "E151": "invalid routing rule",
     "E160": "nothing to run",

@@ -15,7 +15,7 @@ from typing import Optional
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_file, read_source
-from tomc.program import PolicyModel
+from tomc.dsl.program import PolicyModel
 from tomc.rules import shipped_names, shipped_policy_path
 
 MAX_DEPTH = 4

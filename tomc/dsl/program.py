@@ -8,7 +8,7 @@ policy are taken from the shipped default, SEMANTICS.md section 3).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from tomc.dsl import ast
 
@@ -54,39 +54,99 @@ class PolicyModel:
 
 
 @dataclass(frozen=True)
-class EventModel:
-    """One event at `step`.
+class Fact:
+    """`key = value` as an event carries it; `many` when the policy declares the key `many`."""
 
-    `agents` are the actors (who enter or exit; the mover or setter); `speaker` is who
-    tells, says, announces or hands off (or the `by` of a claim); `listeners` is given for
-    tell and handoff (the listener) and for claims to a list of agents, and None when the
-    runtime derives it from presence (says: the speaker's room; announce and claims to all:
-    everyone). A handoff has no `key`: its facts are read from the speaker's mind when it
-    runs (SEMANTICS.md section 3 routes them as one private tell).
-    `source` names the source a value comes from (the speaker for speech, the claim's
-    source, or None for an observation), with its `authority` from the policy.
+    key: str
+    value: str
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event at `step` (1..n in order), with the .tom `text` and `line` it came from.
+
+    `witnesses` are the agents who saw or heard it (SEMANTICS.md section 3), known statically
+    from presence: the checker replays who is in which room at every step. An event is one
+    of five families below; each stage (lowering, the reference interpreter) dispatches on
+    the family's class through one table.
     """
 
     step: int
     kind: EventKind
     text: str
     line: int
-    agents: tuple[str, ...] = ()
-    room: Optional[str] = None
-    key: Optional[str] = None
-    value: Optional[str] = None
-    speaker: Optional[str] = None
-    listeners: Optional[tuple[str, ...]] = None
-    source: Optional[str] = None
-    authority: int = 0
-    published: Optional[str] = None
-    valid_from: Optional[str] = None
-    many: bool = False
+    witnesses: tuple[str, ...]
 
     @property
     def event_class(self) -> Optional[str]:
         """The policy section that routes this event, or None."""
         return EVENT_CLASS[self.kind]
+
+
+@dataclass(frozen=True)
+class Presence(Event):
+    """`enter` or `exit`: `agents` join or leave `room`; entering leaves the previous room
+    silently. Witnesses of an entering: everyone in the room afterwards; of an exit: none."""
+
+    agents: tuple[str, ...]
+    room: str
+
+
+@dataclass(frozen=True)
+class Observation(Event):
+    """`state` (`in R: FACT`), `move` or `set`: a world change observed by everyone in `room`
+    (the given room, else the actor's; None when the actor is in no room, and then only the
+    actor sees it). The value is located in `room`."""
+
+    agents: tuple[str, ...]
+    room: Optional[str]
+    fact: Fact
+
+
+@dataclass(frozen=True)
+class Communication(Event):
+    """`tell`, `says`, `announce` or `claim`: `fact` from `source` (the speaker for speech; the
+    claim's source) with its `authority`, reaching `listeners` (the speaker excluded): the
+    listener of a tell, everyone in the speaker's room (says), every agent (announce, claims
+    to all), a room's occupants or named agents (claims). `speaker` is None for a claim
+    without `by`; `room` is the room of a claim made `in R`. `published` (`at T`) and
+    `valid_from` are canonical ISO times or None."""
+
+    speaker: Optional[str]
+    listeners: tuple[str, ...]
+    source: str
+    authority: int
+    fact: Fact
+    room: Optional[str] = None
+    published: Optional[str] = None
+    valid_from: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Handoff(Event):
+    """`handoff S -> R write`: `speaker` sends `listener` the facts `ask handoff S -> R`
+    includes, read from its mind when the event runs, as one private message with the
+    speaker's `authority` (SEMANTICS.md section 3, `on tell:` rules)."""
+
+    speaker: str
+    listener: str
+    authority: int
+
+    @property
+    def listeners(self) -> tuple[str, ...]:
+        """The one listener, as communications name them."""
+        return (self.listener,)
+
+
+@dataclass(frozen=True)
+class Quiet(Event):
+    """`wait` or `noop`: recorded for provenance; nothing else changes."""
+
+    agents: tuple[str, ...] = ()
+
+
+AnyEvent = Union[Presence, Observation, Communication, Handoff, Quiet]
 
 
 @dataclass(frozen=True)
@@ -156,7 +216,7 @@ class ScenarioModel:
     policy: PolicyModel
     agents: list[str] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
-    events: list[EventModel] = field(default_factory=list)
+    events: list[AnyEvent] = field(default_factory=list)
     queries: list[QueryModel | AnalysisQuery] = field(default_factory=list)
     line: int = 1
 

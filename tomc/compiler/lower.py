@@ -1,172 +1,205 @@
-"""Checked scenario -> Plan: each event becomes a world write, then the truth update, then
-one statement per routing rule of its policy section (SEMANTICS.md sections 2-4).
+"""Checked scenario -> statements: each event becomes one world statement, then, for each
+mind graph it changes, the copies and writes of tomc/compiler/perspectives.py (SEMANTICS.md
+sections 2-4).
 
-The routing rules come from the policy file: this module only maps each rule's roles to
-Cypher through the fixed tables in `templates.py`, one template instance per rule.
+A `Compiler` follows one scenario event by event, because what an event writes depends on
+what the events before it made each chain own. Most events are compiled from the checked
+program alone; three need a read of the graphs first (tomc/compiler/reads.py): what entering
+reveals (`reveal contents`), who trusts the speaker under `trust exit_order`, and what a
+handoff sends. The caller reads those, then passes them in as `bindings`.
+
+One table maps each event family (tomc/dsl/program.py) to its lowering: adding an event
+kind touches one place here, one in the reference interpreter and one template.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional, Sequence
 
-from tomc.compiler.plan import EventPlan, Plan, Statement, graph_names
-from tomc.compiler.templates import (CONDITION_EXPR, FORCE_EXPR, ROLE_EXPR, ROLE_SETS, SET_EXPR,
-                                     render)
-from tomc.dsl import ast
-from tomc.program import EventModel, ScenarioModel
+from tomc.compiler.perspectives import MindPlan, Perspectives
+from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
+from tomc.compiler.reads import Bindings
+from tomc.compiler.routing import (Chain, Route, communication_routes, observation_routes,
+                                   truth_adopts)
+from tomc.compiler.templates import render
+from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
+                              ScenarioModel)
 
-_WORLD_TEMPLATE = {"enter": "enter.cypher", "exit": "exit.cypher", "state": "observe.cypher",
-                   "move": "observe.cypher", "set": "observe.cypher", "tell": "communicate.cypher",
-                   "says": "communicate.cypher", "announce": "communicate.cypher",
-                   "claim": "communicate.cypher", "handoff": "handoff.cypher",
-                   "wait": "quiet.cypher", "noop": "quiet.cypher"}
-
-
-def lower(scenario: ScenarioModel, prefix: str = "tom") -> Plan:
-    """Compile one checked scenario into its plan; graph names start with `prefix`."""
-    world, mind_prefix = graph_names(scenario.name, prefix)
-    return Plan(scenario=scenario.name, setup=_setup(scenario),
-                events=[_event(scenario, e) for e in scenario.events],
-                world_graph=world, mind_graph_prefix=mind_prefix, agents=list(scenario.agents))
+FactRow = dict[str, Any]
 
 
-def lower_events(scenario: ScenarioModel, events: list[EventModel]) -> list[EventPlan]:
-    """The statements of `events` alone, for graphs that already hold the events before
-    them: a live session's next event, or a simulated plan on forks."""
-    return [_event(scenario, e) for e in events]
+class Compiler:
+    """Lowers one scenario's setup, declarations and events, in order.
 
+    `perspectives` holds which keys each chain owns after the events lowered so far; a live
+    session keeps its compiler for the scenario's life.
+    """
 
-def lower_declarations(scenario: ScenarioModel, agents: list[str], rooms: list[str],
-                       chains: list[tuple[str, ...]], origin: tuple[int, str]) -> list[Statement]:
-    """Statements that add agents, rooms and the new chains they make possible (a live
-    session's later `agents`/`rooms` line) to existing graphs."""
-    statements = [Statement("world", render("declare.cypher"),
-                            {"agents": agents, "rooms": rooms}, "declare.cypher", origin)]
-    return statements + _minds(scenario, chains, origin)
+    def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None):
+        self.scenario = scenario
+        self.perspectives = perspectives or Perspectives(scenario.chains())
 
+    def accept(self, plan: EventPlan) -> None:
+        """Record what a committed event made each chain own (tomc/compiler/perspectives.py);
+        the next event is compiled against it."""
+        self.perspectives.accept(plan.perspectives)
 
-def _setup(scenario: ScenarioModel) -> list[Statement]:
-    origin = (scenario.line, f"scenario {scenario.name}")
-    setup = [Statement("world", render("setup_world.cypher"),
-                       {"agents": scenario.agents, "rooms": scenario.rooms},
-                       "setup_world.cypher", origin)]
-    return setup + _minds(scenario, scenario.chains(), origin)
+    # ---------------------------------------------------------------- setup and declarations
 
+    def setup(self, rev: int = 0, text: str = "") -> list[Statement]:
+        """The world graph and one mind graph per agent, each chain a perspective."""
+        s = self.scenario
+        origin = (s.line, f"scenario {s.name}")
+        world = Statement(WORLD, "setup_world.cypher", render("setup_world.cypher"),
+                          {"name": s.name, "policy": s.policy.name, "agents": s.agents,
+                           "rooms": s.rooms, "rev": rev, "text": text}, origin)
+        return [world, *self._minds({c: [] for c in s.chains()}, origin, 0)]
 
-def _minds(scenario: ScenarioModel, chains: list[tuple[str, ...]],
-           origin: tuple[int, str]) -> list[Statement]:
-    """One setup_mind statement per agent that starts one of `chains`."""
-    out = []
-    for agent in scenario.agents:
-        own = [list(c) for c in chains if c[0] == agent]
-        if own:
-            out.append(Statement("mind", render("setup_mind.cypher"),
-                                 {"chains": own, "agent": agent}, "setup_mind.cypher", origin,
-                                 minds=("agent",)))
-    return out
+    def declare(self, agents: list[str], rooms: list[str], rev: int, text: str,
+                origin: tuple[int, str]) -> list[Statement]:
+        """Statements for a later `agents` / `rooms` line: the new nodes, and a perspective
+        for every chain the new agents make possible."""
+        owns = self.perspectives.add(self.scenario.chains())
+        world = Statement(WORLD, "declare_world.cypher", render("declare_world.cypher"),
+                          {"agents": agents, "rooms": rooms, "rev": rev, "text": text}, origin)
+        return [world, *self._minds(owns, origin, len(self.scenario.events))]
 
+    def _minds(self, owns: dict[Chain, list[str]], origin: tuple[int, str],
+               step: int) -> list[Statement]:
+        """One setup_mind statement per agent that starts one of the chains, parents first."""
+        out = []
+        for agent in self.scenario.agents:
+            own = [{"agents": list(c), "owns": owns[c]}
+                   for c in sorted(owns, key=len) if c[0] == agent]
+            if own:
+                out.append(Statement(agent, "setup_mind.cypher", render("setup_mind.cypher"),
+                                     {"chains": own, "step": step}, origin))
+        return out
 
-def _audience(event: EventModel) -> str:
-    if event.kind == "says":
-        return "speaker_room"
-    if event.kind == "tell" or event.listeners is not None:
-        return "named"
-    return "room" if event.room is not None else "all"
+    # ---------------------------------------------------------------- events
 
+    def event(self, event: AnyEvent, bindings: Optional[Bindings] = None,
+              rev: Optional[int] = None) -> EventPlan:
+        """The statements of one event; `bindings` are the reads tomc/compiler/reads.py
+        asked for (`reads_for`); `rev` is the revision it commits as (default: its step)."""
+        lowering = _LOWERING[type(event)]
+        return lowering(self, event, bindings or Bindings(), event.step if rev is None else rev)
 
-def _event(scenario: ScenarioModel, event: EventModel) -> EventPlan:
-    policy = scenario.policy
-    origin = (event.line, event.text)
-    plan = EventPlan(event.step, event.line, event.text)
-    base = {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
-            "actors": list(event.agents)}
-    template = _WORLD_TEMPLATE[event.kind]
-    context = {"kind": event.kind}
-    params = dict(base)
-    if event.kind == "handoff":
-        # What to send depends on the sender's beliefs when the event runs: read them first.
-        plan.statements.append(Statement(
-            "mind", render("handoff_facts.cypher"),
-            {"speaker": event.speaker, "listener": event.listeners[0],
-             "authority": event.authority}, "handoff_facts.cypher", origin,
-            minds=("speaker",), binds=True))
-        context["trust"] = policy.trust
-        params.update(speaker=event.speaker, listener=event.listeners[0])
-    elif template in ("enter.cypher", "exit.cypher"):
-        params["room"] = event.room
-    elif template == "observe.cypher":
-        params.update(room=event.room if event.kind == "state" else None, key=event.key,
-                      value=event.value, many=event.many)
-    elif template == "communicate.cypher":
-        context.update(audience=_audience(event), trust=policy.trust)
-        params.update(speaker=event.speaker, key=event.key, value=event.value, room=event.room,
-                      listeners=list(event.listeners or ()))
-    plan.statements.append(Statement("world", render(template, **context), params, template,
-                                     origin, binds=True,
-                                     bound=("facts",) if event.kind == "handoff" else ()))
-    if template in ("communicate.cypher", "handoff.cypher"):
-        plan.statements.append(Statement("world", render("mark_first_tells.cypher"),
-                                         {"step": event.step}, "mark_first_tells.cypher",
-                                         origin))
+    def _presence(self, event: Presence, bindings: Bindings, rev: int) -> EventPlan:
+        world = self._world(event, "presence.cypher", rev, {"actors": list(event.agents),
+                                                            "room": event.room})
+        if event.kind != "enter" or self.scenario.policy.reveal != "contents":
+            return self._plan(event, world, {}, ())
+        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
+        routes = observation_routes(self.scenario.policy, self.scenario.chains(),
+                                    event.witnesses)
+        return self._routed(event, world, routes, facts, ("revealed",))
 
-    section_name = event.event_class
-    if section_name is None:
+    def _observation(self, event: Observation, bindings: Bindings, rev: int) -> EventPlan:
+        fact = event.fact
+        facts = [_fact(fact.key, fact.value, fact.many, event.room)]
+        world = self._world(event, "observation.cypher", rev, {"facts": facts, "truth": True})
+        routes = observation_routes(self.scenario.policy, self.scenario.chains(),
+                                    event.witnesses)
+        return self._routed(event, world, routes, facts, ())
+
+    def _communication(self, event: Communication, bindings: Bindings, rev: int) -> EventPlan:
+        policy = self.scenario.policy
+        fact = event.fact
+        facts = [_fact(fact.key, fact.value, fact.many, None, event.source, event.authority,
+                       event.published, event.valid_from or event.published or "")]
+        truth = truth_adopts(event, policy)
+        world = self._world(event, "communication.cypher", rev,
+                            {"facts": facts, "truth": truth, "speaker": event.speaker,
+                             "listeners": list(event.listeners)},
+                            told=event.speaker is not None and bool(event.listeners),
+                            truth=truth is not None)
+        exit_order = policy.trust == "exit_order"
+        believers = bindings.believers if exit_order else list(event.listeners)
+        routes = communication_routes(policy, self.scenario.chains(), event, believers)
+        return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
+
+    def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
+        facts = [_fact(h["key"], h["value"], h["many"], None, event.speaker, event.authority)
+                 for h in bindings.handed]
+        world = self._world(event, "communication.cypher", rev,
+                            {"facts": facts, "truth": None, "speaker": event.speaker,
+                             "listeners": [event.listener]},
+                            told=bool(facts), truth=False)
+        # Exit order judges one key's room; a handoff carries several keys: the receiver
+        # does not take it as trusted (docs/language.md, "handoff ... write").
+        believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
+        routes = communication_routes(self.scenario.policy, self.scenario.chains(), event,
+                                      believers)
+        return self._routed(event, world, routes, facts, ("handed",))
+
+    def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
+        return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
+
+    # ---------------------------------------------------------------- parts
+
+    def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
+               **context) -> Statement:
+        base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
+                "line": event.line, "witnesses": list(event.witnesses), "minds": []}
+        return Statement(WORLD, template, render(template, kind=event.kind, **context),
+                         {**base, **params}, (event.line, event.text))
+
+    def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
+                facts: list[FactRow], bound: tuple[str, ...]) -> EventPlan:
+        keys = [f["key"] for f in facts]
+        plans = self.perspectives.plan(routes, keys) if facts else {}
+        return self._plan(event, world, plans, bound, facts)
+
+    def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
+              bound: tuple[str, ...], facts: Optional[list[FactRow]] = None) -> EventPlan:
+        minds = [a for a in self.scenario.agents if a in plans]
+        world.params["minds"] = minds
+        plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
+                         plans)
+        origin = (event.line, event.text)
+        for agent in minds:
+            mind = plans[agent]
+            if mind.copies:
+                plan.statements.append(Statement(
+                    agent, "copy.cypher", render("copy.cypher"),
+                    {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
+                                                     "key": c.key} for c in mind.copies]},
+                    origin, links=True))
+            plan.statements.append(Statement(
+                agent, "mind.cypher", render("mind.cypher"),
+                {"step": event.step, "kind": event.kind, "text": event.text,
+                 "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
+                 "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
+                             "keys": list(w.keys)} for w in mind.writes]},
+                origin, links=True))
         return plan
-    section = policy.sections.get(section_name)
-    if section_name == "enter":
-        if policy.reveal != "contents":
-            return plan
-        plan.statements.append(Statement("world", render("reveal.cypher"), {"room": event.room},
-                                         "reveal.cypher", origin, binds=True))
-        section = policy.sections.get("observe")
-    communication = section_name in ("tell", "announce", "claim")
-    step = {"step": event.step, "kind": event.kind}
-    if communication:
-        step["speaker"] = event.speaker
-    if communication and event.kind != "handoff":
-        step["facts"] = [{"key": event.key, "value": event.value, "many": event.many,
-                          "room": None, "source": event.source, "authority": event.authority,
-                          "published": event.published,
-                          "valid_from": event.valid_from or event.published or ""}]
-    if section_name in ("observe", "enter") or event.kind == "claim":
-        force = "always" if not communication or policy.trust != "authority" else "never"
-        plan.statements.append(Statement(
-            "world", render("route_truth.cypher", force=FORCE_EXPR[force]),
-            {**step, "rule": "truth"},
-            "route_truth.cypher", origin, bound=() if communication else ("facts",)))
-    for rule in section.rules if section else []:
-        plan.statements.append(_route(rule, step, communication, policy.trust, origin,
-                                      facts_bound=event.kind == "handoff"))
-    return plan
 
 
-def _route(rule: ast.Rule, params: dict, communication: bool, trust: str,
-           origin: tuple[int, str], facts_bound: bool) -> Statement:
-    force = "always"
-    if communication and trust == "authority":
-        force = "speaker_chain"
-    common = {"rule_text": rule.text, "communication": communication,
-              "force": FORCE_EXPR[force]}
-    if rule.over:
-        members = " + ".join(SET_EXPR[s] for s in rule.over)
-        cypher = render("route_over.cypher", members=members, members_text=" + ".join(rule.over),
-                        excepted=rule.excepted, role_sets=ROLE_SETS, **common)
-        minds = tuple(rule.over)
-        bound = tuple(s for s in rule.over if s != "speaker")
-        template = "route_over.cypher"
-    else:
-        negated: Optional[bool] = rule.condition.negated if rule.condition else None
-        condition = (f"if {'not ' if negated else ''}trusts(listener, speaker)"
-                     if rule.condition else None)
-        cypher = render("route_path.cypher", path=rule.path,
-                        path_exprs=[ROLE_EXPR[r] for r in rule.path], condition=condition,
-                        condition_expr=CONDITION_EXPR[negated], **common)
-        minds = ("listeners",) if rule.path[0] == "listener" else ("speaker",)
-        bound = ("listeners",) + (("believers",) if rule.condition else ())
-        if "listener" not in rule.path:
-            bound = ()
-        template = "route_path.cypher"
-    if not communication or facts_bound:
-        bound = tuple(dict.fromkeys((*bound, "facts")))
-    return Statement("mind", cypher, {**params, "rule": common["rule_text"]}, template, origin,
-                     minds=minds, bound=bound)
+def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,
+          authority: int = 0, published: Optional[str] = None, valid_from: str = "") -> FactRow:
+    """A fact as the templates take it (resolve.cypher's `f`)."""
+    return {"key": key, "value": value, "many": many, "room": room, "source": source,
+            "authority": authority, "published": published, "valid_from": valid_from}
+
+
+# How each event family is lowered (Compiler.event).
+_LOWERING: dict[type, Callable[..., EventPlan]] = {
+    Presence: Compiler._presence, Observation: Compiler._observation,
+    Communication: Compiler._communication, Handoff: Compiler._handoff, Quiet: Compiler._quiet,
+}
+
+
+def compile_scenario(scenario: ScenarioModel,
+                     bindings: Callable[[AnyEvent], Bindings] = lambda event: Bindings(),
+                     prefix: str = "tom") -> Plan:
+    """The whole plan of one scenario (what `tomc compile` prints). Events that read the
+    graphs first take their `bindings` from the given function (`tomc compile` uses the
+    reference interpreter's state at that step)."""
+    compiler = Compiler(scenario)
+    events = []
+    for event in scenario.events:
+        events.append(compiler.event(event, bindings(event)))
+        compiler.accept(events[-1])
+    return Plan(scenario.name, graph_names(scenario.name, scenario.agents, prefix),
+                compiler.setup(), events)

@@ -1,45 +1,54 @@
-"""The compiled plan: an ordered list of parameterised Cypher statements per scenario.
+"""The compiled plan: parameterised Cypher statements, each for one graph, in order.
 
-A statement runs on the world graph, or on the mind graph of every agent in `minds`
-(names of bindings, e.g. ["witnesses"], or ["speaker"]). A world statement may `bind` its
-result columns (witnesses, listeners, believers, facts) for the statements after it in
-the same event, and so may a read of one mind graph (a handoff's facts, read from the
-sender's mind); those values reach Cypher as parameters, never as text.
+A scenario has one world graph (agents, rooms, presence, events, who told whom, the truth)
+and one mind graph per agent (the chains that start with that agent). Each event becomes at
+most one statement per graph it changes (two for a mind that first copies inherited history:
+tomc/compiler/perspectives.py); the runtime sends an event's statements together, in one
+transaction. Every user name and value is a parameter. Perspectives are named in parameters
+by their chain (a list of agents); the runtime links each to its node in the mind graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any
+
+WORLD = "world"
 
 
 @dataclass(frozen=True)
 class Statement:
-    """One parameterised Cypher statement.
+    """One parameterised Cypher statement on one graph.
 
-    `template` names the template file it was rendered from; `origin` is the .tom line
-    (and its text) it implements; `params` holds every user value; `bound` lists the
-    parameters filled at run time from an earlier statement's `binds`.
+    `graph` is WORLD or the agent whose mind graph it runs on; `template` names the template
+    file it was rendered from; `origin` is the .tom line (and its text) it implements;
+    `params` holds every user value; with `links`, the parameters `copies` and `writes` name
+    perspectives by chain (`p`, `source`), which the runtime replaces by node ids.
     """
 
-    graph: Literal["world", "mind"]
+    graph: str
+    template: str
     cypher: str
     params: dict[str, Any]
-    template: str
     origin: tuple[int, str]
-    minds: tuple[str, ...] = ()
-    binds: bool = False
-    bound: tuple[str, ...] = ()
+    links: bool = False
 
 
 @dataclass
 class EventPlan:
-    """The statements of one event, run in order; bindings live for one event."""
+    """The statements of one event (step `step`, at .tom `line`): sent together.
+
+    `minds` are the agents whose mind graphs it writes; `bound` names the parameters that
+    were read from the graphs just before the event (tomc/compiler/reads.py); `perspectives`
+    is what the compiler records once the event is committed (`Compiler.accept`)."""
 
     step: int
     line: int
     text: str
     statements: list[Statement] = field(default_factory=list)
+    minds: tuple[str, ...] = ()
+    bound: tuple[str, ...] = ()
+    perspectives: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -62,54 +71,63 @@ class GraphNames:
         """The name of `agent`'s mind graph."""
         return self.minds[agent]
 
+    def graph(self, target: str) -> str:
+        """The graph a statement for `target` (WORLD or an agent) runs on."""
+        return self.world if target == WORLD else self.minds[target]
+
     def staged(self, suffix: str) -> "GraphNames":
         """Every name with `suffix` appended."""
         return GraphNames(self.world + suffix, {a: n + suffix for a, n in self.minds.items()})
 
+    def with_agents(self, agents: list[str]) -> "GraphNames":
+        """These names plus mind graphs for `agents` (declared later), named alike."""
+        prefix = self.world.removesuffix("world") + "mind:"
+        return GraphNames(self.world, {**self.minds,
+                                       **{a: prefix + graph_key(a) for a in agents}})
+
+    @property
+    def revision_key(self) -> str:
+        """The plain key every committed change of the scenario increments (WATCHed by
+        writers: tomc/runtime/transactions.py). `world` ends its graph name, so this key
+        can be no graph's name."""
+        return self.world + ":rev"
+
+
+def graph_key(name: str) -> str:
+    """A scenario or agent name as it appears inside a graph name: `%`, `:`, `~`, the glob
+    characters `*?[]\\`, spaces and control characters become `%XX` (UTF-8 bytes), so that
+    `:` only separates the parts of a graph name, `~` only starts a staging suffix, and an
+    ACL key pattern built from a name matches that one graph (FALKORDB.md checks 5.1, 5.8):
+    no two scenarios' or agents' graphs can share a name."""
+    return "".join("".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                   if c in "%:~*?[]\\" or c.isspace() or ord(c) < 32 or ord(c) == 127 else c
+                   for c in name)
+
+
+def graph_names(scenario: str, agents: list[str], prefix: str = "tom") -> GraphNames:
+    """`tom:<scenario>:world` and `tom:<scenario>:mind:<agent>`, names through `graph_key`."""
+    key = graph_key(scenario)
+    return GraphNames(f"{prefix}:{key}:world",
+                      {a: f"{prefix}:{key}:mind:{graph_key(a)}" for a in agents})
+
 
 @dataclass
 class Plan:
-    """Everything `tomc run` executes for one scenario, and what `tomc compile` prints."""
+    """Everything a run executes for one scenario, and what `tomc compile` prints."""
 
     scenario: str
+    graphs: GraphNames
     setup: list[Statement]
     events: list[EventPlan]
-    world_graph: str
-    mind_graph_prefix: str
-    agents: list[str]
-
-    def mind_graph(self, agent: str) -> str:
-        """The name of `agent`'s mind graph."""
-        return self.mind_graph_prefix + graph_key(agent)
-
-    def graphs(self) -> GraphNames:
-        """The scenario's graph names."""
-        return GraphNames(self.world_graph, {a: self.mind_graph(a) for a in self.agents})
 
     def all_statements(self) -> list[Statement]:
         """Setup, then every event's statements, in execution order."""
         return [*self.setup, *(s for e in self.events for s in e.statements)]
 
 
-def graph_key(name: str) -> str:
-    """A scenario or agent name as it appears inside a graph name: `%`, `:` and `~` (and
-    control characters) become `%XX`, so that `:` only separates the parts of a graph name
-    and `~` only starts a staging suffix: no two scenarios' graphs can share a name."""
-    return "".join(f"%{ord(c):02X}" if c in "%:~" or ord(c) < 32 else c for c in name)
+def describe_target(statement: Statement, graphs: GraphNames) -> str:
+    """Human text for where a statement runs: `world graph NAME` or `mind graph NAME`."""
+    if statement.graph == WORLD:
+        return f"world graph {graphs.world}"
+    return f"mind graph {graphs.mind(statement.graph)}"
 
-
-def graph_names(scenario: str, prefix: str = "tom") -> tuple[str, str]:
-    """(world graph, mind graph prefix): `tom:<scenario>:world`, `tom:<scenario>:mind:`,
-    with the scenario name passed through `graph_key`."""
-    key = graph_key(scenario)
-    return f"{prefix}:{key}:world", f"{prefix}:{key}:mind:"
-
-
-def describe_minds(minds: tuple[str, ...]) -> Optional[str]:
-    """Human text for a statement's target graphs, e.g. 'the mind graph of each of:
-    witnesses'; `agent` (setup) is the agent named in the statement's parameters."""
-    if not minds:
-        return None
-    if minds == ("agent",):
-        return "the mind graph of $agent"
-    return "the mind graph of each of: " + " + ".join(minds)

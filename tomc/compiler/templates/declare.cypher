@@ -1,8 +1,11 @@
-// A live session declares agents or rooms after it has started: their nodes in the world
-// graph (each agent's perspectives are created by setup_mind.cypher).
+{#- Agents and rooms (MERGE: declaring twice changes nothing, so a declaration cut short is
+    finished by running it again), and the declaration itself, for replay. -#}
 UNWIND $agents AS name
 MERGE (:Agent {name: name})
-WITH count(*) AS declared
+WITH count(*) AS agents
 UNWIND $rooms AS name
 MERGE (:Room {name: name})
+WITH count(*) AS rooms
+MERGE (d:Declaration {rev: $rev})
+SET d.text = $text
 RETURN count(*) AS declared

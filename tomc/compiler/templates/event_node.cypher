@@ -1,6 +1,7 @@
-{#- The event itself, and who performed it: every world write starts here. -#}
-CREATE (e:Event {step: $step, kind: $kind, text: $text, line: $line})
-WITH e
-OPTIONAL MATCH (actor:Agent) WHERE actor.name IN $actors
-FOREACH (_ IN CASE WHEN actor IS NULL THEN [] ELSE [1] END | CREATE (actor)-[:PERFORMED]->(e))
-WITH e, collect(actor) AS actors
+{#- The event itself in the world graph, and the scenario's step: every world write starts
+    here. `minds` lists the mind graphs the event writes (recovery checks each has it). -#}
+MATCH (memory:Memory)
+SET memory.step = $step, memory.rev = $rev
+CREATE (:Event {step: $step, rev: $rev, kind: $kind, text: $text, line: $line,
+                witnesses: $witnesses, minds: $minds})
+WITH count(*) AS recorded

@@ -1,3 +1,3 @@
-// An event that changes no belief (waits, noop): recorded for provenance only.
+// {{ kind }}: an event that changes no belief, recorded for provenance only.
 {% include "event_node.cypher" %}
-RETURN size(actors) AS actors
+RETURN recorded

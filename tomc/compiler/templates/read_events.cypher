@@ -1,8 +1,6 @@
 // Every event up to $step, in order, with its witnesses: the transcript, and the provenance
 // the analyses cite.
 MATCH (e:Event) WHERE e.step <= $step
-OPTIONAL MATCH (w:Agent)-[:WITNESSED]->(e)
-WITH e, w ORDER BY w.name
 RETURN e.step AS step, e.kind AS kind, e.text AS text, e.line AS line,
-       collect(w.name) AS witnesses
+       e.witnesses AS witnesses
 ORDER BY step

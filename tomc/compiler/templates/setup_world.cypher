@@ -1,8 +1,7 @@
-// The world graph: agents, rooms, and the truth (the perspective with no agents).
-UNWIND $agents AS name
-CREATE (:Agent {name: name})
+// The world graph: the scenario (its step and revision; its policy and the .tom header a
+// memory is rebuilt from: tomc/engine/memory.py), agents, rooms, and the truth (the
+// perspective with no agents).
+CREATE (:Memory {name: $name, step: 0, rev: $rev, policy: $policy, header: $text})
+CREATE (:P {agents: [], depth: 0, owns: [], owns_since: []})
 WITH count(*) AS created
-UNWIND $rooms AS name
-CREATE (:Room {name: name})
-WITH count(*) AS created
-CREATE (:Perspective {agents: [], chain: 'truth', depth: 0})
+{% include "declare.cypher" %}

@@ -1,0 +1,98 @@
+"""Which chains an event updates (SEMANTICS.md section 3), from the policy's routing rules.
+
+The compiler evaluates the rules itself: who witnessed an event, who heard it and who
+trusts the speaker are known before it runs (presence is replayed by the checker; trust is
+static under `trust credulous` and `trust authority`, and read from the world graph just
+before the event under `trust exit_order`). Each rule becomes the exact list of chains it
+names, and each chain gets the rule that named it and whether it adopts outright (`force`)
+or through the resolution table of section 4. The reference interpreter reads the same
+rules independently (tomc/reference/interpreter.py); the property tests compare the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from tomc.dsl import ast
+from tomc.dsl.program import Communication, Handoff, PolicyModel
+
+Chain = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A chain an event updates, the text of the rule that names it, and whether it adopts
+    the value outright (`force`) instead of resolving it by authority (SEMANTICS.md 4)."""
+
+    chain: Chain
+    rule: str
+    force: bool
+
+
+def observation_routes(policy: PolicyModel, chains: Sequence[Chain],
+                       witnesses: Iterable[str]) -> list[Route]:
+    """The chains an observed world event (or what entering reveals) updates: the `on
+    observe:` rules over its witnesses; observations are always adopted."""
+    section = policy.sections.get("observe")
+    sets = {"witnesses": set(witnesses)}
+    routes: dict[Chain, Route] = {}
+    for rule in section.rules if section else []:
+        for chain in _over(rule, sets, chains, excepted=set()):
+            routes.setdefault(chain, Route(chain, rule.text, True))
+    return list(routes.values())
+
+
+def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
+                         event: Communication | Handoff,
+                         believers: Iterable[str]) -> list[Route]:
+    """The chains a communication updates: the rules of its section (`on tell:`, `on
+    announce:`, `on claim:`) over its speaker, listeners and believers (the listeners who
+    trust the speaker). The speaker's own belief never changes because it spoke. Under
+    `trust authority`, chains that end with the speaker adopt outright (the speaker is
+    taken to believe what it says); the others resolve by the table."""
+    section = policy.sections.get(event.event_class)
+    speaker: Optional[str] = event.speaker
+    listeners = list(event.listeners)
+    believing = set(believers)
+    sets = {"listeners": set(listeners), "believers": believing,
+            "speaker": {speaker} if speaker is not None else set()}
+    known = set(chains)
+    routes: dict[Chain, Route] = {}
+    for rule in section.rules if section else []:
+        if rule.over:
+            excepted = set()
+            for role in rule.excepted:
+                excepted |= {(speaker,)} if role == "speaker" else {(a,) for a in listeners}
+            named = _over(rule, sets, chains, excepted)
+        elif "listener" in rule.path:
+            chosen = listeners
+            if rule.condition is not None:
+                chosen = [a for a in listeners if (a in believing) != rule.condition.negated]
+            named = [tuple(a if role == "listener" else speaker for role in rule.path)
+                     for a in chosen]
+        else:
+            named = [tuple(speaker for _ in rule.path)]
+        for chain in named:
+            if chain in known and chain != (speaker,) and chain not in routes:
+                routes[chain] = Route(chain, rule.text, _forced(policy, chain, speaker))
+    return list(routes.values())
+
+
+def truth_adopts(event: Communication, policy: PolicyModel) -> Optional[bool]:
+    """Whether the truth takes a communication's value outright (True), by the resolution
+    table (False), or not at all (None: speech never changes the truth, claims do)."""
+    if event.kind != "claim":
+        return None
+    return policy.trust != "authority"
+
+
+def _forced(policy: PolicyModel, chain: Chain, speaker: Optional[str]) -> bool:
+    return policy.trust != "authority" or (len(chain) >= 2 and chain[-1] == speaker)
+
+
+def _over(rule: ast.Rule, sets: dict[str, set[str]], chains: Sequence[Chain],
+          excepted: set[Chain]) -> list[Chain]:
+    """`every chain over SETS`: the chains made only of members, minus excepted ones."""
+    members = set().union(*(sets.get(name, set()) for name in rule.over))
+    return [c for c in chains if set(c) <= members and c not in excepted]

@@ -1,0 +1,20 @@
+{#- The versions of chains $chains as of $step (filtered by `when`), each read from the
+    chain's owner of its key, with provenance and the rivals recorded by then: the rows of
+    tomc/analysis/view.py's Held. -#}
+MATCH (c:P) WHERE c.agents IN $chains
+{% include "owner.cypher" %}
+UNWIND line AS a
+MATCH (a)-[:HOLDS|HELD]->(b:V)
+WHERE {{ when }} AND [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] = a
+OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
+RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
+       CASE WHEN b.until IS NOT NULL AND b.until <= $step THEN b.until END AS until,
+       b.kind AS kind, b.rule AS rule, b.source AS source,
+       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
+        | b.support[i]] AS support,
+       reduce(top = b.origin_authority, i IN range(0, size(b.support) - 1) |
+              CASE WHEN b.support_since[i] <= $step AND b.support_authority[i] > top
+                   THEN b.support_authority[i] ELSE top END) AS authority,
+       collect(CASE WHEN rival IS NULL THEN null
+               ELSE {value: rival.value, source: rival.source, authority: rival.authority,
+                     step: rival.since, kind: rival.kind} END) AS rivals

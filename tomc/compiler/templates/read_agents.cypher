@@ -1,0 +1,5 @@
+// The agents of a scenario's world graph, in declaration order (tomc/engine/memory.py:
+// which mind graphs a memory has, before its statements are replayed).
+MATCH (a:Agent)
+RETURN a.name AS name
+ORDER BY id(a)

@@ -1,0 +1,7 @@
+{#- The truth (SEMANTICS.md section 2): what an omniscient observer of every event holds,
+    resolved like any perspective; $truth says whether it adopts outright (observations,
+    claims under credulous or exit-order trust) or by authority. -#}
+MATCH (p:P {depth: 0})
+UNWIND $facts AS f
+WITH p, f, $truth AS force, 'truth' AS rule
+{% include "resolve.cypher" %}

@@ -1,0 +1,39 @@
+// Undo event $step in one graph (a statement of it failed inside its transaction, or a
+// writer died before undoing it: tomc/runtime/recovery.py). Everything an event writes is
+// stamped with its step (`made`, `since`, `step`), and nothing it changes is lost (a
+// closed version keeps its value), so undoing is exact: versions it closed reopen; what it
+// created goes; support and ownership it added are taken back.
+CALL {
+  MATCH (p:P)-[closed:HELD]->(b:V)
+  WHERE closed.made = $step AND b.until = $step AND b.made < $step
+  SET b.until = null, b.valid_to = null
+  CREATE (p)-[:HOLDS]->(b)
+  DELETE closed
+}
+CALL { MATCH ()-[link:HELD]->() WHERE link.made = $step DELETE link }
+CALL { MATCH ()-[link:CONTESTS]->() WHERE link.made = $step DELETE link }
+CALL { MATCH (rival:Contest) WHERE rival.since = $step DETACH DELETE rival }
+CALL { MATCH (b:V) WHERE b.made = $step DETACH DELETE b }
+CALL {
+  MATCH (b:V) WHERE $step IN b.support_since
+  WITH b, [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <> $step] AS kept
+  SET b.support = [i IN kept | b.support[i]],
+      b.support_since = [i IN kept | b.support_since[i]],
+      b.support_authority = [i IN kept | b.support_authority[i]],
+      b.authority = reduce(top = b.origin_authority, i IN kept |
+                           CASE WHEN b.support_authority[i] > top THEN b.support_authority[i]
+                                ELSE top END)
+}
+CALL {
+  MATCH (p:P) WHERE $step IN p.owns_since
+  WITH p, [i IN range(0, size(p.owns) - 1) WHERE p.owns_since[i] <> $step] AS kept
+  SET p.owns = [i IN kept | p.owns[i]], p.owns_since = [i IN kept | p.owns_since[i]]
+}
+CALL { MATCH (e:Event) WHERE e.step = $step DETACH DELETE e }
+{% if world -%}
+CALL { MATCH ()-[told:TOLD]->() WHERE told.step = $step DELETE told }
+CALL { MATCH ()-[stay:IN]->() WHERE stay.since = $step DELETE stay }
+CALL { MATCH ()-[stay:IN]->() WHERE stay.until = $step SET stay.until = null }
+CALL { MATCH (memory:Memory) WHERE memory.step >= $step SET memory.step = $step - 1 }
+{% endif -%}
+RETURN $step AS undone

@@ -1,7 +1,9 @@
 """Reaching FalkorDB: a server by URL (`--db URL` or `FALKORDB_URL`), else the embedded one.
 
 There is no fallback: if the server named by a URL cannot be reached, or the embedded one
-cannot start, `DatabaseUnavailable` is raised and the CLI exits 3.
+cannot start, `DatabaseUnavailable` is raised and the CLI exits 3. A server that accepts a
+connection but never answers is given up on after CONNECT_TIMEOUT_S (a PING when
+connecting), and a statement after STATEMENT_TIMEOUT_S ($TOMC_TIMEOUT).
 """
 
 from __future__ import annotations
@@ -9,42 +11,85 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 import falkordb
 import redis
+from falkordb.helpers import stringify_param_value
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import EmbeddedServer, default_data_dir
+
+CONNECT_TIMEOUT_S = 5.0
+# A statement of a very large scenario may run long; a server that stops answering is
+# given up on after this many seconds.
+STATEMENT_TIMEOUT_S = float(os.environ.get("TOMC_TIMEOUT", "120"))
 
 
 class Database:
     """A live FalkorDB connection: `graph(name)` gives a `falkordb.Graph`.
 
-    `url` says where it is (`unix:///path` for the embedded server).
+    `url` says where it is, without its password (`unix:///path` for the embedded server);
+    `redis` is the underlying client (key commands, pipelines, ACL, transactions).
     """
 
-    def __init__(self, client: falkordb.FalkorDB, url: str):
-        self.client = client
+    def __init__(self, client: redis.Redis, url: str):
+        self.redis = client
         self.url = url
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
-        return self.client.select_graph(name)
+        return falkordb.Graph(self.redis, name)
 
     def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
-        """A read-only query's rows, each a dict by column name."""
+        """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
+        user restricted to reads can run it)."""
         return records(self.graph(graph).ro_query(cypher, params))
+
+    def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
+        """A query's rows, each a dict by column name."""
+        return records(self.graph(graph).query(cypher, params))
 
     def graph_names(self) -> list[str]:
         """Every graph on the server (GRAPH.LIST)."""
-        return list(self.client.list_graphs())
+        return list(self.redis.execute_command("GRAPH.LIST"))
 
-    @property
-    def redis(self) -> redis.Redis:
-        """The underlying redis connection, for key commands (DEL, RENAME)."""
-        return self.client.connection
+    def connection(self) -> redis.Connection:
+        """A connection of its own, out of the pool (for WATCH ... EXEC, which is state of
+        one connection: tomc/runtime/transactions.py). Give it back with `release`."""
+        return self.redis.connection_pool.get_connection()
+
+    def release(self, connection: redis.Connection) -> None:
+        """Return a connection taken by `connection()` to the pool."""
+        self.redis.connection_pool.release(connection)
+
+    def as_user(self, username: str, password: str) -> "Database":
+        """A Database on the same server, logged in as an ACL user (an agent's private
+        user: tomc/runtime/acl.py). Raises DatabaseUnavailable if the server refuses it."""
+        kwargs = dict(self.redis.connection_pool.connection_kwargs)
+        kwargs.update(username=username, password=password)
+        pool = redis.ConnectionPool(connection_class=self.redis.connection_pool.connection_class,
+                                    **kwargs)
+        return open_database(redis.Redis(connection_pool=pool), f"{self.url} as {username}",
+                             check_graphs=False)
+
+    def close(self) -> None:
+        """Close every connection of the pool."""
+        self.redis.connection_pool.disconnect()
+
+
+def query_command(graph: str, cypher: str, params: dict[str, Any],
+                  read_only: bool = False) -> tuple:
+    """The GRAPH.QUERY (or RO_QUERY) command for `cypher` with `params`, as the falkordb
+    client builds it: the parameters travel in a `CYPHER name=value ...` header, quoted by
+    the client's own `stringify_param_value`, never inside the Cypher text."""
+    header = "CYPHER " + " ".join(f"{name}={stringify_param_value(value)}"
+                                  for name, value in params.items()) + " " if params else ""
+    return ("GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY", graph, header + cypher,
+            "--compact")
 
 
 def records(result) -> list[dict]:
@@ -53,7 +98,7 @@ def records(result) -> list[dict]:
     return [dict(zip(columns, row)) for row in result.result_set]
 
 
-def _shown(url: str) -> str:
+def shown_url(url: str) -> str:
     """The URL without its password, for messages."""
     parts = urlsplit(url)
     if parts.password is None:
@@ -62,12 +107,24 @@ def _shown(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _open(client_factory, shown: str) -> Database:
-    """Connect, and check that the server answers and has the FalkorDB module."""
+def _client(**kwargs) -> redis.Redis:
+    """A redis client as tomc uses it: string replies, connect and read timeouts, and no
+    silent retries (a retried write could apply twice)."""
+    return redis.Redis(decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
+                       socket_timeout=STATEMENT_TIMEOUT_S, retry=Retry(NoBackoff(), 0),
+                       **kwargs)
+
+
+def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) -> Database:
+    """Connect, and check that the server answers within CONNECT_TIMEOUT_S and (unless
+    `check_graphs` is False: a user restricted to one graph) has the FalkorDB module."""
     try:
-        client = client_factory()
-        client.connection.ping()
-        client.list_graphs()
+        _ping(client)
+        if check_graphs:
+            client.execute_command("GRAPH.LIST")
+    except redis.AuthenticationError as err:
+        raise DatabaseUnavailable(f"FalkorDB at {shown} refused the credentials: {err}") \
+            from None
     except redis.ResponseError as err:
         raise DatabaseUnavailable(f"{shown} answers but is not FalkorDB ({err})") from None
     except (redis.RedisError, ValueError, TypeError, OSError) as err:
@@ -75,9 +132,42 @@ def _open(client_factory, shown: str) -> Database:
     return Database(client, shown)
 
 
-def _from_url(url: str) -> Database:
-    # No socket timeout: a large scenario's statement may run for minutes.
-    return _open(lambda: falkordb.FalkorDB.from_url(url, socket_timeout=None), _shown(url))
+def _ping(client: redis.Redis) -> None:
+    """PING on a connection of its own with the connect timeout as its read timeout, so a
+    server that accepts but never answers fails in seconds, not after a statement's."""
+    pool = client.connection_pool
+    probe = redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class,
+        **{**pool.connection_kwargs, "socket_timeout": CONNECT_TIMEOUT_S}))
+    try:
+        probe.ping()
+    finally:
+        probe.connection_pool.disconnect()
+
+
+def from_url(url: str, check_graphs: bool = True) -> Database:
+    """A Database for the server at `url` (redis://, rediss://, falkor://, unix://)."""
+    if url.startswith("falkor://"):
+        url = "redis://" + url[len("falkor://"):]
+    elif url.startswith("falkors://"):
+        url = "rediss://" + url[len("falkors://"):]
+    shown = shown_url(url)
+    try:
+        client = redis.Redis.from_url(url, decode_responses=True,
+                                      socket_connect_timeout=CONNECT_TIMEOUT_S,
+                                      socket_timeout=STATEMENT_TIMEOUT_S,
+                                      retry=Retry(NoBackoff(), 0))
+    except (ValueError, TypeError) as err:
+        raise DatabaseUnavailable(f"cannot use the FalkorDB URL {shown}: {err}") from None
+    return open_database(client, shown, check_graphs)
+
+
+def from_socket(path: Path, username: Optional[str] = None, password: Optional[str] = None,
+                check_graphs: bool = True) -> Database:
+    """A Database on a unix socket (by path: a data folder may hold characters a URL would
+    misread), optionally as an ACL user."""
+    client = _client(unix_socket_path=str(path), username=username, password=password)
+    return open_database(client, f"unix://{path}", check_graphs)
 
 
 @contextmanager
@@ -91,10 +181,15 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
-        yield _from_url(url)
+        db = from_url(url)
+        try:
+            yield db
+        finally:
+            db.close()
         return
     with EmbeddedServer(data_dir or default_data_dir()) as server:
-        # By path, not by URL: a data folder may hold characters a URL would misread.
-        yield _open(lambda: falkordb.FalkorDB(unix_socket_path=str(server.socket_path),
-                                              socket_timeout=None),
-                    f"unix://{server.socket_path}")
+        db = from_socket(server.socket_path)
+        try:
+            yield db
+        finally:
+            db.close()

@@ -1,160 +1,234 @@
-"""Executing a Plan on FalkorDB: the world graph and one mind graph per agent.
+"""Executing statements on FalkorDB: a scenario's world graph and one mind graph per agent.
 
-A run builds its graphs under staging names (`<name>~building`) and only at the end swaps
-them in for the scenario's previous graphs, in one MULTI/EXEC: a failed run leaves what
-was stored before untouched, and re-running a scenario replaces its graphs. `apply` runs
-further events on graphs as they are: a live session's, or a simulation's forks.
+Statements name perspectives by chain; the `Directory` links each to its node id in its mind
+graph (learnt from the setup statements and `read_perspectives.cypher`), so a write finds a
+perspective by id instead of scanning for its chain. Statements that do not depend on one
+another's results are pipelined: one round trip for many statements.
+
+A run (tomc/engine/falkordb.py) builds a scenario's graphs under staging names
+(`<name>~building~<host>-<pid>-<random>`) and swaps them in at the end, in one MULTI/EXEC:
+a failed or killed run leaves what was stored before untouched. A live memory commits each
+event in a transaction of its own (tomc/runtime/transactions.py).
 """
 
 from __future__ import annotations
 
 import os
-import time
+import socket
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Iterable, Optional
 
 import redis
 
-from tomc.compiler.plan import EventPlan, GraphNames, Plan, Statement
-from tomc.runtime.connection import Database, records
+from tomc.compiler.plan import GraphNames, Statement
+from tomc.compiler.templates import render
+from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import process_alive
 
-# A run builds under `<name>~building~<pid>-<random>`: names never hold `~` (graph_key),
-# and concurrent runs of one scenario on a shared server each build their own graphs.
-STAGING_MARK = "~building~"
+Chain = tuple[str, ...]
 
-# Called after the setup (step 0) and after each event of a run, with the step and the
-# (staged) graphs as they are then: answers that need the state at a step, not a read of
-# the history, are taken here (plan_announcements forks the graphs at its step).
-Checkpoint = Callable[[int, GraphNames], None]
+# A run builds under `<name>~building~<host>-<pid>-<random>`: names never hold `~`
+# (graph_key), and runs of one scenario on a shared server, from any host, build apart.
+STAGING_MARK = "~building~"
+HOST = socket.gethostname().replace("-", "_").replace("~", "_")
+
+
+class Directory:
+    """Perspective node ids by mind graph and chain (`{graph: {chain: id}}`)."""
+
+    def __init__(self):
+        self.ids: dict[str, dict[Chain, int]] = {}
+
+    def learn(self, graph: str, rows: Iterable[dict]) -> None:
+        """Record rows {id, agents} read from `graph`."""
+        self.ids.setdefault(graph, {}).update({tuple(r["agents"]): r["id"] for r in rows})
+
+    def rename(self, old: str, new: str) -> None:
+        """The graph `old` is now called `new` (a staged run swapped in)."""
+        if old in self.ids:
+            self.ids[new] = self.ids.pop(old)
+
+    def link(self, graph: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`params` with the chains of `copies` and `writes` replaced by node ids."""
+        ids = self.ids[graph]
+        out = dict(params)
+        if "copies" in params:
+            out["copies"] = [{**c, "p": ids[tuple(c["p"])], "source": ids[tuple(c["source"])]}
+                             for c in params["copies"]]
+        if "writes" in params:
+            out["writes"] = [{**w, "p": ids[tuple(w["p"])]} for w in params["writes"]]
+        return out
 
 
 @dataclass
 class RunStats:
-    """Timing of one run: seconds per event (world write, truth and routing statements)."""
+    """Timing of a run: seconds per event (its statements, sent together), round trips."""
 
     event_seconds: list[float] = field(default_factory=list)
     statements: int = 0
+    round_trips: int = 0
     total_seconds: float = 0.0
 
 
 class Executor:
-    """Runs plans on one Database. Raises DatabaseUnavailable when the server goes away."""
+    """Sends statements to one Database. Raises DatabaseUnavailable (with the .tom origin of
+    the statement) when the server goes away or fails a statement."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, directory: Optional[Directory] = None,
+                 stats: Optional[RunStats] = None):
         self.db = db
+        self.directory = directory or Directory()
+        self.stats = stats or RunStats()
 
-    def run(self, plan: Plan, checkpoint: Optional[Checkpoint] = None) -> RunStats:
-        """Build the scenario's graphs from scratch, then swap them in for the old ones."""
-        stats = RunStats()
-        started = time.perf_counter()
-        suffix = f"{STAGING_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        staged = plan.graphs().staged(suffix)
+    def command(self, graphs: GraphNames, statement: Statement) -> tuple:
+        """The GRAPH.QUERY command of `statement` on `graphs`, perspectives linked."""
+        graph = graphs.graph(statement.graph)
+        params = self.directory.link(graph, statement.params) if statement.links \
+            else statement.params
+        return query_command(graph, statement.cypher, params)
+
+    def execute(self, graphs: GraphNames, statements: list[Statement]) -> list[list]:
+        """Run `statements` in order, pipelined in one round trip; returns each one's raw
+        result rows. A setup_mind statement's ids go to the directory."""
+        if not statements:
+            return []
+        commands = [self.command(graphs, s) for s in statements]
+        replies = self.pipeline(commands, statements)
+        for statement, command, reply in zip(statements, commands, replies):
+            if statement.template == "setup_mind.cypher":
+                self.directory.learn(command[1], reply_rows(reply))
+        return replies
+
+    def pipeline(self, commands: list[tuple], statements: list[Statement]) -> list:
+        """Send `commands` in one round trip; the first error reply raises, naming the
+        statement's .tom origin."""
+        pipe = self.db.redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
         try:
-            self._drop(self._abandoned(plan))
-            self.execute(staged, plan.setup, stats)
-            if checkpoint:
-                checkpoint(0, staged)
-            for event in plan.events:
-                self._event(staged, event, stats)
-                if checkpoint:
-                    checkpoint(event.step, staged)
-            self._swap(plan, suffix)
+            replies = pipe.execute(raise_on_error=False)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
-        except redis.ResponseError:
-            self._drop(self._staged(plan, suffix))
-            raise
-        stats.total_seconds = time.perf_counter() - started
-        return stats
+        self.stats.round_trips += 1
+        self.stats.statements += len(commands)
+        for statement, reply in zip(statements, replies):
+            if isinstance(reply, Exception):
+                raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
+                                          f"{str(reply).splitlines()[0]}", statement.origin)
+        return replies
 
-    def apply(self, graphs: GraphNames, events: list[EventPlan]) -> RunStats:
-        """Run event plans on `graphs` as they are, no staging: the graphs must hold the
-        events before them (a live session, a fork)."""
-        stats = RunStats()
-        started = time.perf_counter()
+    def read(self, graphs: GraphNames, statement: Statement) -> list[dict]:
+        """A read statement's rows (dicts by column)."""
         try:
-            for event in events:
-                self._event(graphs, event, stats)
+            return self.db.read(graphs.graph(statement.graph), statement.cypher,
+                                statement.params)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
-        stats.total_seconds = time.perf_counter() - started
-        return stats
+        except redis.ResponseError as err:
+            raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: {err}",
+                                      statement.origin) from None
 
-    def execute(self, graphs: GraphNames, statements: list[Statement],
-                stats: Optional[RunStats] = None) -> None:
-        """Run statements that bind nothing (setup, declarations) on `graphs`."""
-        for statement in statements:
-            self._execute(graphs, statement, {}, stats or RunStats())
-
-    def _event(self, graphs: GraphNames, event: EventPlan, stats: RunStats) -> None:
-        started = time.perf_counter()
-        bindings: dict[str, Any] = {}  # live for one event only
-        for statement in event.statements:
-            self._execute(graphs, statement, bindings, stats)
-        stats.event_seconds.append(time.perf_counter() - started)
-
-    def _execute(self, graphs: GraphNames, statement: Statement, bindings: dict,
-                 stats: RunStats) -> None:
-        params = {**statement.params, **bindings}
-        if statement.graph == "world":
-            targets = [graphs.world]
-        else:
-            targets = [graphs.mind(a) for a in self._minds(statement, params, graphs.agents)]
-        for name in targets:
-            result = self.db.graph(name).query(statement.cypher, params)
-            stats.statements += 1
-            # A binding statement runs on one graph: the world, or the speaker's mind.
-            if statement.binds and result.result_set:
-                bindings.update(records(result)[0])
-
-    @staticmethod
-    def _minds(statement: Statement, params: dict, agents: list[str]) -> list[str]:
-        """The agents whose mind graphs a statement runs on, from its binding names."""
-        chosen: list[str] = []
-        for name in statement.minds:
-            value = params.get(name)
-            members = value if isinstance(value, list) else [value]
-            chosen.extend(m for m in members if m is not None and m not in chosen)
-        return [a for a in agents if a in chosen]
-
-    def _owned(self, plan: Plan) -> list[str]:
-        """Every graph on the server that belongs to this scenario, staging ones included:
-        its world graph and the mind graphs under its prefix (graph_key keeps `:` and `~`
-        out of names, so no other scenario's graph matches)."""
-        return [name for name in self.db.graph_names()
-                if name.split("~", 1)[0] == plan.world_graph
-                or name.split("~", 1)[0].startswith(plan.mind_graph_prefix)]
-
-    def _staged(self, plan: Plan, suffix: str) -> list[str]:
-        return [name for name in self._owned(plan) if name.endswith(suffix)]
-
-    def _abandoned(self, plan: Plan) -> list[str]:
-        """Staging graphs of this scenario left by a run whose process is gone (killed)."""
-        out = []
-        for name in self._owned(plan):
-            if STAGING_MARK in name:
-                owner = name.rsplit(STAGING_MARK, 1)[1].split("-", 1)[0]
-                if not owner.isdigit() or not process_alive(int(owner)):
-                    out.append(name)
+    def learn_perspectives(self, graphs: GraphNames, agents: Iterable[str]) -> dict:
+        """Read the perspectives of `agents`' mind graphs and the keys each mind holds
+        (pipelined, one round trip): the directory learns their ids; returns
+        {agent: (rows {id, agents, owns}, keys)}."""
+        agents = list(agents)
+        pipe = self.db.redis.pipeline(transaction=False)
+        for agent in agents:
+            for template in ("read_perspectives.cypher", "read_mind_keys.cypher"):
+                pipe.execute_command(*query_command(graphs.mind(agent), render(template), {},
+                                                    read_only=True))
+        try:
+            replies = pipe.execute()
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as err:
+            raise DatabaseUnavailable(f"FalkorDB failed read_perspectives.cypher: {err}") \
+                from None
+        out = {}
+        for i, agent in enumerate(agents):
+            rows = reply_rows(replies[2 * i])
+            keys = reply_rows(replies[2 * i + 1])
+            self.directory.learn(graphs.mind(agent), rows)
+            out[agent] = (rows, keys[0]["keys"] if keys else [])
         return out
 
-    def _drop(self, names: list[str]) -> None:
+
+def reply_rows(reply) -> list[dict]:
+    """The rows of a raw `--compact` GRAPH.QUERY reply whose columns hold scalars and lists
+    of scalars (ids, chains, keys): [header, rows, stats]."""
+    if len(reply) < 3:
+        return []
+    columns = [c[1] for c in reply[0]]
+    return [dict(zip(columns, (_scalar(v) for v in row))) for row in reply[1]]
+
+
+def _scalar(cell):
+    """A compact-format value: [type, value]; arrays (type 6) hold compact values."""
+    kind, value = cell
+    if kind == 6:
+        return [_scalar(v) for v in value]
+    if kind == 1:
+        return None
+    return value
+
+
+class Staging:
+    """A run's graphs built under staging names and swapped in at the end; staging graphs
+    left by a run whose process is gone (on this host) are found and dropped."""
+
+    def __init__(self, db: Database, graphs: GraphNames):
+        self.db = db
+        self.final = graphs
+        self.suffix = f"{STAGING_MARK}{HOST}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.graphs = graphs.staged(self.suffix)
+
+    def owned(self) -> list[str]:
+        """Every graph on the server of this scenario, staging ones included: its world
+        graph and the mind graphs under its prefix (graph_key keeps `:` and `~` out of
+        names, so no other scenario's graph matches)."""
+        world = self.final.world
+        minds = world.removesuffix("world") + "mind:"
+        return [n for n in self.db.graph_names()
+                if n.split("~", 1)[0] == world or n.split("~", 1)[0].startswith(minds)]
+
+    def drop_abandoned(self) -> None:
+        """Drop staging graphs of this scenario whose run is gone: a process of this host
+        that no longer runs. Another host's staging graphs are left to that host."""
+        gone = []
+        for name in self.owned():
+            if STAGING_MARK in name:
+                owner = name.rsplit(STAGING_MARK, 1)[1].split("-")
+                if len(owner) == 3 and owner[0] == HOST and owner[1].isdigit() \
+                        and not process_alive(int(owner[1])):
+                    gone.append(name)
+                elif len(owner) != 3:
+                    gone.append(name)  # an older tomc's staging name: host unknown
+        self.drop(gone)
+
+    def drop(self, names: list[str]) -> None:
         if names:
             self.db.redis.delete(*names)
 
-    def _swap(self, plan: Plan, suffix: str) -> None:
-        """In one MULTI/EXEC: delete the scenario's current graphs (including minds of agents
-        it no longer has), rename this run's staging graphs to their final names."""
-        owned = self._owned(plan)
+    def drop_mine(self) -> None:
+        """Drop this run's staging graphs (after a failure)."""
+        self.drop([n for n in self.owned() if n.endswith(self.suffix)])
+
+    def swap(self, revision: int) -> None:
+        """In one MULTI/EXEC: delete the scenario's current graphs (including minds of
+        agents it no longer has), rename this run's staging graphs to their final names,
+        and set the scenario's revision (a writer that attaches later starts from it)."""
+        owned = self.owned()
         final = [name for name in owned if "~" not in name]
-        staged = [name for name in owned if name.endswith(suffix)]
+        staged = [name for name in owned if name.endswith(self.suffix)]
         pipe = self.db.redis.pipeline(transaction=True)
         for name in final:
             pipe.delete(name)
         for name in staged:
-            pipe.rename(name, name.removesuffix(suffix))
-        pipe.execute()
+            pipe.rename(name, name.removesuffix(self.suffix))
+        pipe.set(self.final.revision_key, revision)
+        try:
+            pipe.execute()
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
 

@@ -3,39 +3,44 @@
 `plan_announcements` tries each plan on copies, never on the scenario's own graphs. Only the
 graphs a simulation can write are copied (the world graph, and the mind graphs of the
 speakers and listeners of its events): GRAPH.COPY costs about 100 ms per graph whatever its
-size (FALKORDB.md check 4.3). The forks are deleted when the block ends, error or not.
+size (FALKORDB.md check 4.3). The forks are deleted when the block ends, error or not; forks
+left by a killed process are named after their host and process, so the next run on that
+host drops them (`drop_abandoned`), and another host's are left alone.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator
 
 from tomc.compiler.plan import GraphNames, graph_key
-from tomc.program import EventModel
 from tomc.runtime.connection import Database
+from tomc.runtime.executor import HOST, Directory
+from tomc.runtime.server import process_alive
 
 FORK_PREFIX = "tomfork"
 
 
-def written_minds(events: Sequence[EventModel], agents: list[str]) -> set[str]:
+def written_minds(events: Iterable, agents: list[str]) -> set[str]:
     """The agents whose mind graphs `events` (tells and announcements) can write: a rule of
-    the policy names chains that start with the speaker or a listener, and an event with no
-    named listeners reaches everyone."""
+    the policy names chains that start with the speaker or a listener."""
     minds: set[str] = set()
     for event in events:
         minds.add(event.speaker)
-        minds.update(event.listeners if event.listeners is not None else agents)
-    return minds
+        minds.update(event.listeners)
+    return minds & set(agents)
 
 
 @contextmanager
-def fork(db: Database, graphs: GraphNames, agents: set[str]) -> Iterator[GraphNames]:
+def fork(db: Database, graphs: GraphNames, agents: set[str],
+         directory: Directory) -> Iterator[GraphNames]:
     """Copies of `graphs`' world graph and of the mind graphs of `agents`; the other minds
-    stay the originals (read, never written). Yields the forked names; deletes the copies
-    when the block ends, however it ends."""
-    token = uuid.uuid4().hex[:12]
+    stay the originals (read, never written). Yields the forked names (the directory knows
+    their perspectives: a copy keeps its node ids); deletes the copies when the block ends,
+    however it ends."""
+    token = f"{HOST}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     forked = GraphNames(f"{FORK_PREFIX}:{token}:world", {
         a: (f"{FORK_PREFIX}:{token}:mind:{graph_key(a)}" if a in agents else name)
         for a, name in graphs.minds.items()})
@@ -46,7 +51,25 @@ def fork(db: Database, graphs: GraphNames, agents: set[str]) -> Iterator[GraphNa
         for source, target in pairs:
             db.redis.execute_command("GRAPH.COPY", source, target)
             copied.append(target)
+            if source in directory.ids:
+                directory.ids[target] = directory.ids[source]
         yield forked
     finally:
+        for target in copied:
+            directory.ids.pop(target, None)
         if copied:
             db.redis.delete(*copied)
+
+
+def drop_abandoned(db: Database) -> None:
+    """Delete forks left by a process of this host that no longer runs (killed mid-
+    simulation); forks of other hosts sharing the server are theirs to clean."""
+    gone = []
+    for name in db.graph_names():
+        if name.startswith(FORK_PREFIX + ":"):
+            owner = name.split(":")[1].split("-")
+            if len(owner) < 3 or (owner[0] == HOST and owner[1].isdigit()
+                                  and not process_alive(int(owner[1]))):
+                gone.append(name)
+    if gone:
+        db.redis.delete(*gone)

@@ -1,35 +1,36 @@
 """The belief view on FalkorDB: every analysis read is a Cypher read of the scenario's graphs.
 
 Chains are read from the mind graph of their first agent (the truth from the world graph),
-one query per graph for however many chains; events and who-told-whom paths from the world
-graph. Reads are cached for the life of the view (a view is of one step; nothing it reads
-changes). Cross-graph joins (a chain against the perspective it models, in another mind
-graph) happen in Python, in tomc/analysis/, over these rows.
+one query per graph for however many chains; each chain reads a key where it is stored
+(itself, or the chain above it it inherits from: tomc/compiler/perspectives.py), inside the
+query. Events and who-told-whom paths come from the world graph. Reads are cached for the
+life of the view (a view is of one step; nothing it reads changes: history is append-only).
+Cross-graph joins (a chain against the perspective it models, in another mind graph)
+happen in Python, in tomc/analysis/, over these rows.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
-from tomc.analysis.view import Chain, EventInfo, Held, Rival, ToldPath
-from tomc.compiler.lower import lower_events
+from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
-from tomc.program import EventModel, ScenarioModel
+from tomc.dsl.program import ScenarioModel
 from tomc.runtime.connection import Database
-from tomc.runtime.executor import Executor
-from tomc.runtime.forks import fork, written_minds
 
 
 class GraphView:
-    """A BeliefView (tomc/analysis/view.py) of `graphs` on `db`, as of `step`."""
+    """A BeliefView (tomc/analysis/view.py) of `graphs` on `db`, as of `step`. Simulations
+    run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py)."""
 
-    def __init__(self, db: Database, graphs: GraphNames, scenario: ScenarioModel, step: int):
+    def __init__(self, db: Database, graphs: GraphNames, scenario: ScenarioModel, step: int,
+                 simulator: Optional[Callable] = None):
         self.db = db
         self.graphs = graphs
         self.scenario = scenario
         self.step = step
+        self.simulator = simulator
         self._held: dict[Chain, list[Held]] = {}
         self._superseded: dict[Chain, list[Held]] = {}
         self._events: list[EventInfo] | None = None
@@ -47,7 +48,7 @@ class GraphView:
         if self._events is None:
             rows = self._rows(self.graphs.world, "read_events.cypher", {"step": self.step})
             self._events = [EventInfo(r["step"], r["kind"], r["text"], r["line"],
-                                      tuple(sorted(r["witnesses"]))) for r in rows]
+                                      tuple(sorted(r["witnesses"] or ()))) for r in rows]
         return self._events
 
     def told_paths(self, holder: str, key: str, value: str, since: int) -> list[ToldPath]:
@@ -57,13 +58,11 @@ class GraphView:
                           {"holder": holder, "key": key, "value": value, "since": since})
         return [ToldPath(tuple(r["agents"]), tuple(r["steps"])) for r in rows]
 
-    @contextmanager
-    def simulate(self, events: Sequence[EventModel]) -> Iterator["GraphView"]:
-        """Fork the graphs `events` can write (GRAPH.COPY), run the events' compiled
-        statements on the forks, and yield a view of them; the forks are dropped after."""
-        with fork(self.db, self.graphs, written_minds(events, self.graphs.agents)) as forked:
-            Executor(self.db).apply(forked, lower_events(self.scenario, list(events)))
-            yield GraphView(self.db, forked, self.scenario, events[-1].step)
+    def simulate(self, events: Sequence):
+        """A view after `events` happen on forks of the graphs (the engine's simulator)."""
+        if self.simulator is None:
+            raise ValueError("this view cannot simulate: it is not of its engine's latest step")
+        return self.simulator(events)
 
     def _read(self, template: str, cache: dict[Chain, list[Held]],
               chains: Iterable[Chain]) -> list[Held]:
@@ -88,5 +87,5 @@ class GraphView:
                                  key=lambda x: (x.step, x.value)))))
         return [h for chain in wanted for h in cache[chain]]
 
-    def _rows(self, graph: str, template: str, params: dict, **context) -> list[dict]:
-        return self.db.read(graph, render(template, **context), params)
+    def _rows(self, graph: str, template: str, params: dict) -> list[dict]:
+        return self.db.read(graph, render(template), params)

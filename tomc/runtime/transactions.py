@@ -1,0 +1,110 @@
+"""One writer's transactions on a scenario's graphs: optimistic, on its revision key.
+
+FalkorDB has no transaction across graphs, but the redis server it runs in has MULTI/EXEC
+(the commands run together, no other client's command between them) and WATCH (EXEC does
+nothing if a watched key changed since WATCH). Every committed change of a scenario (an
+event, a declaration) increments the plain key `<world graph>:rev` in its own transaction.
+So a writer:
+
+1. WATCHes the revision key and reads it: it knows the revision its state is at;
+2. reads what the event needs (tomc/compiler/reads.py), on this same connection;
+3. sends MULTI, the event's statements, SET rev = rev + 1, EXEC, and (for the next event)
+   WATCH and GET again, all in one round trip.
+
+If another writer committed in between, EXEC does nothing and returns nil: nothing was
+written, and the writer catches up (replays what was committed) and tries again, or, if it
+said which step it expected, raises StaleWrite. A reader never sees half an event: EXEC runs
+every statement before any other client's command. A writer killed before EXEC leaves
+nothing (the server drops a closed connection's queued commands); a server killed during
+EXEC loses the whole transaction, and with `appendfsync always` an acknowledged one is on
+disk. What MULTI/EXEC cannot do is stop after a statement fails at run time; the writer
+then undoes the event on every graph (tomc/runtime/recovery.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Optional
+
+import redis
+
+from tomc.runtime.connection import Database
+from tomc.runtime.errors import DatabaseUnavailable
+
+# Test-only fault injection: kill this process after queueing this many statements of a
+# transaction (tests/test_memory_faults.py proves a writer killed mid-event leaves nothing).
+_KILL_AFTER = os.environ.get("TOMC_TEST_KILL_AFTER_QUEUED")
+
+
+class Writer:
+    """A connection of its own that commits a scenario's changes one transaction each."""
+
+    def __init__(self, db: Database, revision_key: str):
+        self.db = db
+        self.key = revision_key
+        self.connection: Optional[redis.Connection] = db.connection()
+        self.watched: Optional[int] = None  # the revision read under the current WATCH
+
+    def begin(self) -> int:
+        """The current revision, read under WATCH (already known after a commit)."""
+        if self.watched is None:
+            _, value = self._send([("WATCH", self.key), ("GET", self.key)])
+            self.watched = int(value or 0)
+        return self.watched
+
+    def read(self, commands: list[tuple]) -> list:
+        """Read-only commands on this connection, under the WATCH (replies, errors raised)."""
+        replies = self._send(commands)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise DatabaseUnavailable(f"FalkorDB failed a read: {reply}")
+        return replies
+
+    def commit(self, commands: list[tuple]) -> Optional[list]:
+        """Run `commands` in one transaction that also increments the revision; returns
+        their replies (an error reply is an exception object), or None if another writer
+        committed since `begin` (then nothing ran)."""
+        rev = self.begin() + 1
+        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",),
+                 ("WATCH", self.key), ("GET", self.key)]
+        if _KILL_AFTER is not None:
+            self._send(batch[:1 + int(_KILL_AFTER)])
+            os.kill(os.getpid(), signal.SIGKILL)
+        replies = self._send(batch)
+        executed, current = replies[-3], replies[-1]
+        self.watched = int(current or 0)
+        if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
+            raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
+        return None if executed is None else list(executed[:-1])
+
+    def forget(self) -> None:
+        """Drop the WATCH: the next `begin` reads the revision afresh."""
+        self.watched = None
+        self._send([("UNWATCH",)])
+
+    def close(self) -> None:
+        """Give the connection back (UNWATCHed)."""
+        if self.connection is not None:
+            try:
+                self.forget()
+            except DatabaseUnavailable:
+                self.connection.disconnect()
+            self.db.release(self.connection)
+            self.connection = None
+
+    def _send(self, commands: list[tuple]) -> list:
+        connection = self.connection
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+            replies = []
+            for _ in commands:
+                try:
+                    replies.append(connection.read_response())
+                except redis.ResponseError as err:
+                    replies.append(err)
+            return replies
+        except (redis.ConnectionError, redis.TimeoutError, OSError) as err:
+            connection.disconnect()
+            self.watched = None
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None

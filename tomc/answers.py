@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from tomc.program import QueryModel
+from tomc.dsl.program import QueryModel
 
 
 @dataclass

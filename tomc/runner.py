@@ -1,32 +1,28 @@
 """Running checked scenarios on an engine and collecting their answers.
 
 Two engines compute the same meaning: `falkordb` (the product: compiled Cypher on
-FalkorDB) and `reference` (the pure-Python interpreter, for debugging and comparison).
-Belief queries and analyses read the history as of their step once the run is over;
-`plan_announcements` simulates from the state itself, so it is answered during the run, at
-its step (a checkpoint).
+FalkorDB) and `reference` (the pure-Python interpreter, for debugging and comparison), both
+behind the engine protocol of tomc/engine/base.py. Belief queries and analyses read the
+history as of their step once the run is over; `plan_announcements` simulates from the
+state itself, so it is answered during the run, at its step (a checkpoint).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal, Optional, Union
+from typing import Callable, Optional, Union
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
-from tomc.compiler.lower import lower
-from tomc.compiler.plan import GraphNames
-from tomc.program import AnalysisQuery, QueryModel, ScenarioModel
-from tomc.reference.interpreter import ReferenceInterpreter
-from tomc.reference.view import ReferenceView
+from tomc.dsl.program import AnalysisQuery, QueryModel, ScenarioModel
+from tomc.engine.base import EngineName
+from tomc.engine.falkordb import FalkorEngine
+from tomc.engine.reference import ReferenceEngine
 from tomc.runtime.connection import Database
-from tomc.runtime.executor import Executor, RunStats
-from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import answer
+from tomc.runtime.executor import RunStats
 
-Engine = Literal["falkordb", "reference"]
 AnyAnswer = Union[Answer, AnalysisAnswer]
 
 
@@ -48,12 +44,12 @@ class ScenarioRun:
         return self.view_at(step)
 
     @property
-    def failed(self) -> list[Answer]:
+    def failed(self) -> list[AnyAnswer]:
         """The expectations that do not hold."""
         return [a for a in self.answers if a.passed is False]
 
 
-def run_scenario(scenario: ScenarioModel, engine: Engine = "falkordb",
+def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
                  db: Optional[Database] = None) -> ScenarioRun:
     """Execute one scenario and answer its queries.
 
@@ -61,25 +57,21 @@ def run_scenario(scenario: ScenarioModel, engine: Engine = "falkordb",
     DatabaseUnavailable if the database goes away.
     """
     answers = _Answers(scenario)
+    checkpoints = {q.step for q in scenario.queries if _needs_state(q)}
     if engine == "reference":
-        interpreter = ReferenceInterpreter(scenario)
-        answers.at_step(0, lambda: ReferenceView(interpreter, 0))
+        held = ReferenceEngine(scenario)
+        answers.at_step(0, lambda: held.view(0))
         for event in scenario.events:
-            interpreter.apply(event)
-            answers.at_step(event.step, lambda: ReferenceView(interpreter, event.step))
-        answers.after(lambda step: ReferenceView(interpreter, step), interpreter.answer)
-        return ScenarioRun(scenario, answers.in_order(),
-                           view_at=lambda step: ReferenceView(interpreter, step))
-    plan = lower(scenario)
-
-    def checkpoint(step: int, graphs: GraphNames) -> None:
-        answers.at_step(step, lambda: GraphView(db, graphs, scenario, step))
-
-    stats = Executor(db).run(plan, checkpoint)
-    answers.after(lambda step: GraphView(db, plan.graphs(), scenario, step),
-                  lambda query: answer(db, plan.graphs(), query))
-    return ScenarioRun(scenario, answers.in_order(), stats,
-                       view_at=lambda step: GraphView(db, plan.graphs(), scenario, step))
+            held.apply([event])
+            if event.step in checkpoints:
+                answers.at_step(event.step, lambda: held.view(event.step))
+        stats = None
+    else:
+        held = FalkorEngine.build(db, scenario, checkpoints, lambda step, live: (
+            answers.at_step(step, lambda: live.view(step))))
+        stats = held.stats
+    answers.after(held.view, held.answer)
+    return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
 
 
 class _Answers:

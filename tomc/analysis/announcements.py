@@ -22,7 +22,7 @@ from typing import Optional
 
 from tomc.analysis.false_beliefs import false_beliefs
 from tomc.analysis.view import BeliefView, by_chain_key, shown, values
-from tomc.program import EventModel
+from tomc.dsl.program import Communication, Fact
 
 
 @dataclass
@@ -31,7 +31,7 @@ class PlanOutcome:
     them, per depth."""
 
     name: str
-    events: list[EventModel]
+    events: list[Communication]
     left: dict[int, int]
 
     @property
@@ -126,13 +126,15 @@ def plan_announcements(view: BeliefView, key: str, speaker: str) -> Announcement
 
 
 def _message(view: BeliefView, key: str, speaker: str, listener: Optional[str], value: str,
-             step: int) -> EventModel:
+             step: int) -> Communication:
     """`speaker tells listener key = value`, or `speaker announces key = value` (no
-    listener), as the checker would have built it."""
+    listener: every other agent hears it), as the checker would have built it."""
     policy = view.scenario.policy
     text = (f"{speaker} tells {listener} {key} = {value}" if listener
             else f"{speaker} announces {key} = {value}")
-    return EventModel(step=step, kind="tell" if listener else "announce", text=text, line=0,
-                      speaker=speaker, listeners=(listener,) if listener else None,
-                      source=speaker, authority=policy.authority(speaker), key=key,
-                      value=value, many=policy.is_many(key))
+    listeners = (listener,) if listener else tuple(
+        a for a in view.scenario.agents if a != speaker)
+    return Communication(step=step, kind="tell" if listener else "announce", text=text, line=0,
+                         witnesses=(speaker, *listeners), speaker=speaker, listeners=listeners,
+                         source=speaker, authority=policy.authority(speaker),
+                         fact=Fact(key, value, policy.is_many(key)))

@@ -18,7 +18,7 @@ from tomc.analysis.false_beliefs import FalseBeliefs, false_beliefs
 from tomc.analysis.handoff import HandoffReceipt, handoff
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows, who_knows
-from tomc.program import AnalysisQuery
+from tomc.dsl.program import AnalysisQuery
 
 Result = Union[FalseBeliefs, WhoKnows, HandoffReceipt, CommonGround, Explanation,
                AnnouncementPlan, Context]

@@ -10,80 +10,10 @@ what was held after that step's event.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Iterable, Optional, Protocol, Sequence
 
-from tomc.program import EventModel, ScenarioModel
-
-Chain = tuple[str, ...]
-TRUTH: Chain = ()
-# Event kinds whose value reached the holder by someone speaking (a TOLD edge, if any).
-COMMUNICATED = ("tell", "says", "announce", "claim", "handoff")
-
-
-@dataclass(frozen=True)
-class Rival:
-    """A contested claim recorded against a belief (SEMANTICS.md section 4): its value, the
-    source and authority it came with, the step and the kind of event that brought it."""
-
-    value: str
-    source: Optional[str]
-    authority: int
-    step: int
-    kind: str
-
-
-@dataclass(frozen=True)
-class Held:
-    """One version of a perspective's belief about a key, with its provenance.
-
-    `chain` is the perspective (empty: the truth). The version held from step `since`
-    until `until` (None: still held). `kind` and `rule` say which event kind and routing
-    rule produced it; `source` is where the value came from (None: observed), `support`
-    every source that corroborated it, `authority` the highest of theirs; `rivals` are the
-    claims contested against it (by the view's step).
-    """
-
-    chain: Chain
-    key: str
-    value: str
-    since: int
-    until: Optional[int]
-    kind: str
-    rule: str
-    source: Optional[str]
-    support: tuple[str, ...]
-    authority: int
-    rivals: tuple[Rival, ...] = ()
-
-
-@dataclass(frozen=True)
-class EventInfo:
-    """An event as provenance shows it: step, kind, .tom line and text, witnesses."""
-
-    step: int
-    kind: str
-    text: str
-    line: int
-    witnesses: tuple[str, ...]
-
-    def to_json(self) -> dict:
-        """{step, kind, text, line, witnesses}."""
-        return {"step": self.step, "kind": self.kind, "text": self.text, "line": self.line,
-                "witnesses": list(self.witnesses)}
-
-
-@dataclass(frozen=True)
-class ToldPath:
-    """Who told whom: `agents[i]` told `agents[i + 1]` at `steps[i]`."""
-
-    agents: tuple[str, ...]
-    steps: tuple[int, ...]
-
-    @property
-    def text(self) -> str:
-        """`A > B > C`, as `expect explain ... path = A > B > C` writes it."""
-        return " > ".join(self.agents)
+from tomc.beliefs import COMMUNICATED, TRUTH, Chain, EventInfo, Held, Rival, ToldPath
+from tomc.dsl.program import AnyEvent, ScenarioModel
 
 
 class BeliefView(Protocol):
@@ -107,7 +37,7 @@ class BeliefView(Protocol):
         hearing of the value, then by that teller's first hearing, ..., as long as the steps
         go back and no agent repeats (tomc/analysis/explain.py)."""
 
-    def simulate(self, events: Sequence[EventModel]) -> AbstractContextManager["BeliefView"]:
+    def simulate(self, events: Sequence[AnyEvent]) -> AbstractContextManager["BeliefView"]:
         """A view of the beliefs after `events` (numbered from `step` + 1) are applied to a
         copy of this state; the copy is dropped when the block ends. The view must be of the
         latest step of its state (a run's checkpoint, or a live session)."""

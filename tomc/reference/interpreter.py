@@ -13,7 +13,8 @@ from typing import Optional
 
 from tomc.answers import Answer, Provenance
 from tomc.dsl import ast
-from tomc.program import EventModel, QueryModel, ScenarioModel
+from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence,
+                              QueryModel, Quiet, ScenarioModel)
 
 Chain = tuple[str, ...]
 TRUTH: Chain = ()
@@ -160,37 +161,48 @@ class ReferenceInterpreter:
             self.apply(event)
         return self
 
-    def apply(self, event: EventModel) -> None:
-        """Apply one event: the world changes, then the truth, then the routed chains."""
-        witnesses: list[str] = []
-        if event.kind == "enter":
-            for agent in event.agents:
-                for stay in self.stays:
-                    if stay.agent == agent and stay.until is None:
-                        stay.until = event.step
-                self.stays.append(Stay(agent, event.room, event.step))
-            witnesses = self.present(event.room)
-            if self.policy.reveal == "contents":
-                facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
-                         for b in self.open_all(TRUTH) if b.room == event.room]
-                self.route_observation(event, witnesses, facts)
-        elif event.kind == "exit":
-            for stay in self.stays:
-                if stay.agent in event.agents and stay.room == event.room and stay.until is None:
-                    stay.until = event.step
-        elif event.kind in ("state", "move", "set"):
-            room = event.room if event.kind == "state" else self.room_of(event.agents[0])
-            witnesses = self.present(room) if room is not None else list(event.agents)
-            fact = Fact(event.key, event.value, event.many, room)
-            self.route_observation(event, witnesses, [fact])
-        elif event.kind in ("tell", "says", "announce", "claim", "handoff"):
-            witnesses = self.communicate(event)
+    def apply(self, event: AnyEvent) -> None:
+        """Apply one event: the world changes, then the truth, then the routed chains; the
+        event's family picks how (one method per family, table `_APPLY`)."""
+        witnesses = _APPLY[type(event)](self, event)
         self.events[event.step] = EventRecord(event.step, event.kind, event.text, event.line,
                                               sorted(witnesses))
 
-    def route_observation(self, event: EventModel, witnesses: list[str],
-                          facts: list[Fact]) -> None:
-        if event.kind != "enter":
+    def presence(self, event: Presence) -> list[str]:
+        """Entering leaves the previous room silently, and (policy `reveal contents`) shows
+        the values located in the room; exiting leaves the room."""
+        if event.kind == "exit":
+            for stay in self.stays:
+                if stay.agent in event.agents and stay.room == event.room and stay.until is None:
+                    stay.until = event.step
+            return []
+        for agent in event.agents:
+            for stay in self.stays:
+                if stay.agent == agent and stay.until is None:
+                    stay.until = event.step
+            self.stays.append(Stay(agent, event.room, event.step))
+        witnesses = self.present(event.room)
+        if self.policy.reveal == "contents":
+            facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
+                     for b in self.open_all(TRUTH) if b.room == event.room]
+            self.route_observation(event, witnesses, facts, truth=False)
+        return witnesses
+
+    def observation(self, event: Observation) -> list[str]:
+        """A world change seen by everyone in its room (the actor alone, in no room)."""
+        room = event.room if event.kind == "state" else self.room_of(event.agents[0])
+        witnesses = self.present(room) if room is not None else list(event.agents)
+        fact = Fact(event.fact.key, event.fact.value, event.fact.many, room)
+        self.route_observation(event, witnesses, [fact], truth=True)
+        return witnesses
+
+    def quiet(self, event: Quiet) -> list[str]:
+        """Nothing changes."""
+        return []
+
+    def route_observation(self, event: AnyEvent, witnesses: list[str], facts: list[Fact],
+                          truth: bool) -> None:
+        if truth:
             for fact in facts:
                 self.adopt(TRUTH, fact, event, True, "truth")
         section = self.policy.sections.get("observe")
@@ -200,20 +212,20 @@ class ReferenceInterpreter:
                 for fact in facts:
                     self.adopt(chain, fact, event, True, rule.text)
 
-    def listeners(self, event: EventModel) -> list[str]:
+    def listeners(self, event: Communication | Handoff) -> list[str]:
         """Who hears a communication, the speaker excluded."""
         speaker = event.speaker
         if event.kind == "says":
             heard = self.present(self.room_of(speaker))
-        elif event.listeners is not None:
-            heard = list(event.listeners)
-        elif event.room is not None:
+        elif event.kind == "claim" and event.room is not None:
             heard = self.present(event.room)
+        elif event.kind in ("tell", "handoff", "claim"):
+            heard = list(event.listeners)  # named, or (claims to all) every other agent
         else:
             heard = list(self.scenario.agents)
         return [a for a in heard if a != speaker]
 
-    def handed_over(self, event: EventModel) -> list[Fact]:
+    def handed_over(self, event: Handoff) -> list[Fact]:
         """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now."""
         # Imported here: the view module reads this interpreter's types.
         from tomc.analysis.handoff import facts_to_send
@@ -221,21 +233,22 @@ class ReferenceInterpreter:
         view = ReferenceView(self, event.step - 1)
         return [Fact(h.key, h.value, self.policy.is_many(h.key), None, event.speaker,
                      event.authority) for h in facts_to_send(view, event.speaker,
-                                                             event.listeners[0])]
+                                                             event.listener)]
 
-    def communicate(self, event: EventModel) -> list[str]:
+    def communicate(self, event: Communication | Handoff) -> list[str]:
         speaker = event.speaker
         heard = self.listeners(event)
-        if event.kind == "handoff":
+        if isinstance(event, Handoff):
             facts = self.handed_over(event)
             # Exit order judges one key's room; a handoff carries several keys (handoff.cypher).
             trusted = self.policy.trust != "exit_order"
             believers = heard if trusted else []
         else:
-            facts = [Fact(event.key, event.value, event.many, None, event.source,
+            fact = event.fact
+            facts = [Fact(fact.key, fact.value, fact.many, None, event.source,
                           event.authority, event.published,
                           event.valid_from or event.published or "")]
-            believers = [a for a in heard if self.trusts(a, speaker, event.key)]
+            believers = [a for a in heard if self.trusts(a, speaker, fact.key)]
         if speaker is not None:
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
                           for listener in heard for f in facts]
@@ -289,7 +302,7 @@ class ReferenceInterpreter:
     def open_all(self, chain: Chain) -> list[Belief]:
         return [b for b in self.beliefs[chain] if b.until is None]
 
-    def adopt(self, chain: Chain, fact: Fact, event: EventModel, force: bool, rule: str) -> str:
+    def adopt(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool, rule: str) -> str:
         """Resolve `fact` into `chain` (SEMANTICS.md section 4); returns the outcome."""
         current = [b for b in self.open(chain, fact.key)
                    if not fact.many or b.value == fact.value]
@@ -367,3 +380,9 @@ def _outranks(fact: Fact, held: Belief) -> bool:
 def run_reference(scenario: ScenarioModel) -> ReferenceInterpreter:
     """Interpret a checked scenario; returns the interpreter holding its final state."""
     return ReferenceInterpreter(scenario).run()
+
+
+# How each event family changes the state (ReferenceInterpreter.apply).
+_APPLY = {Presence: ReferenceInterpreter.presence, Observation: ReferenceInterpreter.observation,
+          Communication: ReferenceInterpreter.communicate, Handoff: ReferenceInterpreter.communicate,
+          Quiet: ReferenceInterpreter.quiet}

@@ -8,8 +8,8 @@ import copy
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from tomc.analysis.view import Chain, EventInfo, Held, Rival, ToldPath
-from tomc.program import EventModel
+from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
+from tomc.dsl.program import AnyEvent
 from tomc.reference.interpreter import Belief, ReferenceInterpreter, Told
 
 
@@ -59,7 +59,7 @@ class ReferenceView:
         return paths
 
     @contextmanager
-    def simulate(self, events: Sequence[EventModel]) -> Iterator["ReferenceView"]:
+    def simulate(self, events: Sequence[AnyEvent]) -> Iterator["ReferenceView"]:
         """Apply `events` to a copy of the interpreter (the scenario and policy are shared,
         not copied) and yield a view of the copy."""
         if self.interpreter.events and max(self.interpreter.events) > self.step:

@@ -1,0 +1,67 @@
+"""The engine protocol: what every engine does with one scenario.
+
+The checker (tomc/dsl/checker.py) decides what is valid and appends events and agents to
+the scenario; an engine then makes them happen and answers questions:
+
+- `declare(agents, rooms, text)`: agents and rooms the scenario has just gained;
+- `apply(events)`: events the scenario has just gained, in step order;
+- `answer(query)`: an `expect` / `ask` about a belief, as of its step;
+- `view(step)`: the belief view the analyses read (tomc/analysis/view.py);
+- `simulate(events)`: a view of the state after `events`, on a copy that is dropped after;
+- `close()`: release what the engine holds (the graphs stay stored).
+
+An engine whose storage other writers share (FalkorDB) counts committed changes in
+`revision`, refuses to write over a newer state (`Behind`: tomc/engine/falkordb.py), and
+catches up with `changes_since`, `follow` and `reload` (tomc/engine/live.py).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Literal, Protocol, Sequence
+
+from tomc.analysis.view import BeliefView
+from tomc.answers import Answer
+from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+
+EngineName = Literal["falkordb", "reference"]
+
+
+class Engine(Protocol):
+    """One scenario's beliefs, kept by some engine."""
+
+    scenario: ScenarioModel
+    revision: int
+
+    @property
+    def step(self) -> int:
+        """The last step applied."""
+
+    def changes_since(self, revision: int) -> list[tuple[int, str]]:
+        """The statements other writers committed after `revision`: (revision, .tom text)."""
+
+    def follow(self, agents: list[str], rooms: list[str]) -> None:
+        """Take in agents and rooms another writer declared (already in the graphs)."""
+
+    def reload(self) -> None:
+        """Take the state after catching up from the storage (revision, derived state)."""
+
+    def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
+        """Make room for agents and rooms the scenario has just gained (`text`: the
+        declaration as written, kept for replay)."""
+
+    def apply(self, events: Sequence[AnyEvent]) -> None:
+        """Make `events` happen (the scenario's newest, in step order)."""
+
+    def answer(self, query: QueryModel) -> Answer:
+        """The answer to an expect or ask about a belief, as of its step."""
+
+    def view(self, step: int) -> BeliefView:
+        """The beliefs as of `step`, for the analyses."""
+
+    def simulate(self, events: Sequence[AnyEvent]) -> AbstractContextManager[BeliefView]:
+        """A view after `events` (numbered from the current step + 1) happen on a copy of
+        the current state; the copy is dropped when the block ends."""
+
+    def close(self) -> None:
+        """Release connections; nothing stored is lost."""

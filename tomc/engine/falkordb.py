@@ -1,0 +1,287 @@
+"""The FalkorDB engine: a scenario's beliefs in its graphs, written by compiled Cypher.
+
+It wires the pipeline's lower half in one place: the compiler (tomc/compiler/lower.py, which
+follows the scenario event by event), the reads some events need first
+(tomc/compiler/reads.py), and the runtime that sends statements (tomc/runtime/). Two ways
+to write:
+
+- `FalkorEngine.build`: a whole scenario at once (`tomc run`), under staging names swapped
+  in at the end, statements pipelined (one round trip for many events);
+- `apply` / `declare`: one change at a time on live graphs, each its own transaction on the
+  scenario's revision (tomc/runtime/transactions.py). If another writer committed first,
+  `Behind` is raised and nothing was written: the caller catches up (tomc/engine/memory.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional, Sequence
+
+from tomc.analysis.handoff import facts_to_send
+from tomc.answers import Answer
+from tomc.compiler.lower import Compiler
+from tomc.compiler.perspectives import Perspectives
+from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_names
+from tomc.compiler.reads import Bindings, reads_for
+from tomc.compiler.templates import render
+from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.runtime import forks, recovery
+from tomc.runtime.connection import Database, query_command
+from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
+from tomc.runtime.graph_view import GraphView
+from tomc.runtime.queries import answer
+from tomc.runtime.transactions import Writer
+
+# A run sends its statements in batches of at most this many (one round trip each).
+BATCH = 200
+
+Checkpoint = Callable[[int, "FalkorEngine"], None]
+
+
+class Behind(Exception):
+    """Another writer committed to the scenario since this engine's state: nothing was
+    written. `revision` is the scenario's revision now."""
+
+    def __init__(self, revision: int):
+        super().__init__(f"the scenario is at revision {revision}")
+        self.revision = revision
+
+
+class FalkorEngine:
+    """One scenario on FalkorDB (an Engine: tomc/engine/base.py).
+
+    `graphs` are its graph names; `revision` the revision its state is at (every committed
+    event or declaration is one); `stats` the run's timing.
+    """
+
+    def __init__(self, db: Database, scenario: ScenarioModel, graphs: GraphNames,
+                 compiler: Optional[Compiler] = None, revision: int = 0):
+        self.db = db
+        self.scenario = scenario
+        self.graphs = graphs
+        self.compiler = compiler or Compiler(scenario)
+        self.executor = Executor(db, Directory())
+        self.revision = revision
+        self.writer: Optional[Writer] = None
+        self._step = len(scenario.events)
+        self._caught_up = revision
+
+    @property
+    def stats(self) -> RunStats:
+        return self.executor.stats
+
+    @property
+    def step(self) -> int:
+        return self._step
+
+    # ---------------------------------------------------------------- a whole scenario
+
+    @classmethod
+    def build(cls, db: Database, scenario: ScenarioModel, checkpoints: set[int] = frozenset(),
+              checkpoint: Optional[Checkpoint] = None) -> "FalkorEngine":
+        """Run every event of `scenario` into fresh graphs that replace its old ones; calls
+        `checkpoint(step, engine)` after the steps in `checkpoints` (0: after the setup),
+        with the engine's state at that step. Raises DatabaseUnavailable."""
+        staging = Staging(db, graph_names(scenario.name, scenario.agents))
+        events = list(scenario.events)
+        engine = cls(db, scenario, staging.graphs)
+        engine._step = 0
+        started = time.perf_counter()
+        try:
+            staging.drop_abandoned()
+            forks.drop_abandoned(db)
+            engine.executor.execute(engine.graphs, engine.compiler.setup())
+            if 0 in checkpoints and checkpoint:
+                checkpoint(0, engine)
+            pending: list[Statement] = []
+            for event in events:
+                reads = reads_for(event, scenario.policy)
+                if reads:
+                    engine._flush(pending)
+                plan = engine.compiler.event(event, engine._bindings(reads, event))
+                engine.compiler.accept(plan)
+                pending += plan.statements
+                engine._step = event.step
+                if event.step in checkpoints or len(pending) >= BATCH:
+                    engine._flush(pending)
+                if event.step in checkpoints and checkpoint:
+                    checkpoint(event.step, engine)
+            engine._flush(pending)
+            staging.swap(len(events))
+        except BaseException:
+            staging.drop_mine()
+            raise
+        for agent in scenario.agents:
+            engine.executor.directory.rename(engine.graphs.mind(agent),
+                                             staging.final.mind(agent))
+        engine.graphs = staging.final
+        engine.revision = len(events)
+        engine.stats.total_seconds = time.perf_counter() - started
+        return engine
+
+    def _flush(self, pending: list[Statement]) -> None:
+        self.executor.execute(self.graphs, pending)
+        pending.clear()
+
+    def _bindings(self, reads, event: AnyEvent, writer: Optional[Writer] = None) -> Bindings:
+        """Read what `event` needs before it is compiled (tomc/compiler/reads.py)."""
+        bindings = Bindings()
+        for read in reads:
+            if read.statement is None:  # handed: what `ask handoff` includes, right now
+                view = GraphView(self.db, self.graphs, self.scenario, event.step - 1)
+                policy = self.scenario.policy
+                bindings.handed = [{"key": h.key, "value": h.value, "many": policy.is_many(h.key)}
+                                   for h in facts_to_send(view, event.speaker, event.listener)]
+                continue
+            if writer is not None:
+                (reply,) = writer.read([query_command(self.graphs.graph(WORLD),
+                                                      read.statement.cypher,
+                                                      read.statement.params, read_only=True)])
+                rows = reply_rows(reply)
+            else:
+                rows = self.executor.read(self.graphs, read.statement)
+            if read.name == "believers":
+                bindings.believers = rows[0]["believers"] if rows else []
+            else:
+                bindings.revealed = rows
+        return bindings
+
+    # ---------------------------------------------------------------- one change at a time
+
+    def attach_writer(self) -> Writer:
+        """The connection this engine commits on (made on first use)."""
+        if self.writer is None:
+            self.writer = Writer(self.db, self.graphs.revision_key)
+        return self.writer
+
+    def apply(self, events: Sequence[AnyEvent]) -> None:
+        """Commit `events`, each in its own transaction. Raises Behind (nothing written for
+        that event: the ones before it are committed), DatabaseUnavailable."""
+        for event in events:
+            self._commit_event(event)
+
+    def _commit_event(self, event: AnyEvent) -> None:
+        writer = self.attach_writer()
+        self._current(writer)
+        bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
+        plan = self.compiler.event(event, bindings, self.revision + 1)
+        self._commit(writer, plan.statements, plan)
+        self.compiler.accept(plan)
+        self._step = event.step
+
+    def declare(self, agents: list[str], rooms: list[str], text: str, line: int = 0) -> None:
+        """Commit a declaration the scenario has just gained: nodes for the agents and rooms,
+        a mind graph for each new agent, a perspective for each new chain."""
+        writer = self.attach_writer()
+        self._current(writer)
+        graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
+        statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
+                                           (line, text))
+        self.graphs = graphs
+        self._commit(writer, statements, None)
+        self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+
+    def _current(self, writer: Writer) -> None:
+        revision = writer.begin()
+        if revision != self.revision:
+            raise Behind(revision)
+
+    def _commit(self, writer: Writer, statements: list[Statement],
+                plan: Optional[EventPlan]) -> None:
+        started = time.perf_counter()
+        replies = writer.commit([self.executor.command(self.graphs, s) for s in statements])
+        if replies is None:
+            raise Behind(writer.begin())
+        failed = next(((s, r) for s, r in zip(statements, replies) if isinstance(r, Exception)),
+                      None)
+        self.revision += 1
+        if failed is not None:
+            statement, reply = failed
+            if plan is not None:
+                recovery.undo_event(self.db, self.graphs, plan.step, self.revision)
+            raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
+                                      f"{str(reply).splitlines()[0]}; the change was undone",
+                                      statement.origin)
+        self.stats.event_seconds.append(time.perf_counter() - started)
+        self.stats.statements += len(statements)
+        self.stats.round_trips += 1
+
+    # ---------------------------------------------------------------- questions
+
+    def answer(self, query: QueryModel) -> Answer:
+        return answer(self.db, self.graphs, query)
+
+    def view(self, step: int) -> GraphView:
+        """The beliefs as of `step`; a view of the latest step can also simulate."""
+        return GraphView(self.db, self.graphs, self.scenario, step,
+                         self.simulate if step == self._step else None)
+
+    @contextmanager
+    def simulate(self, events: Sequence[AnyEvent]) -> Iterator[GraphView]:
+        """Fork the graphs `events` can write (GRAPH.COPY), run the events' statements on
+        the forks (compiled against a copy of the compiler's state), and yield a view of
+        them; the forks are dropped after."""
+        written = forks.written_minds(events, self.graphs.agents)
+        with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
+            shadow = FalkorEngine(self.db, self.scenario, forked,
+                                  Compiler(self.scenario, copy.deepcopy(
+                                      self.compiler.perspectives)))
+            shadow.executor.directory = self.executor.directory
+            for event in events:
+                reads = reads_for(event, self.scenario.policy)
+                plan = shadow.compiler.event(event, shadow._bindings(reads, event))
+                shadow.compiler.accept(plan)
+                shadow.executor.execute(forked, plan.statements)
+            yield GraphView(self.db, forked, self.scenario, events[-1].step)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    # ---------------------------------------------------------------- catching up
+
+    def changes_since(self, revision: int) -> list[tuple[int, str]]:
+        """The statements committed after `revision`, in order (read_applied.cypher): an
+        event or a declaration each, as canonical .tom text. Watches the revision first, so
+        a change committed while the caller replays these makes its next commit fail."""
+        writer = self.attach_writer()
+        writer.forget()
+        watched = writer.begin()
+        rows = self.executor.read(self.graphs, Statement(
+            WORLD, "read_applied.cypher", render("read_applied.cypher"), {"rev": revision},
+            (0, "catching up")))
+        changes = sorted((r["rev"], r["text"]) for r in rows)
+        self._caught_up = max([watched, revision] + [rev for rev, _ in changes])
+        return changes
+
+    def follow(self, agents: list[str], rooms: list[str]) -> None:
+        """Another writer declared `agents` (and rooms): their mind graphs exist."""
+        self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
+
+    def reload(self) -> None:
+        """After `changes_since` was replayed: the revision caught up to, and the compiler's
+        state and perspective ids from the graphs."""
+        self.revision = self._caught_up
+        self._step = len(self.scenario.events)
+        self.load_perspectives()
+
+    # ---------------------------------------------------------------- state from the graphs
+
+    def load_perspectives(self) -> None:
+        """Rebuild the compiler's knowledge of which chain owns which key, and the
+        directory of perspective ids, from the mind graphs (a writer that attaches or
+        catches up)."""
+        found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        perspectives = Perspectives(self.scenario.chains())
+        for agent, (rows, keys) in found.items():
+            perspectives.keys[agent] = set(keys)
+            for row in rows:
+                chain = tuple(row["agents"])
+                if chain in perspectives.owned:
+                    perspectives.own(chain, row["owns"] or [])
+        self.compiler = Compiler(self.scenario, perspectives)
+

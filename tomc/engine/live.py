@@ -1,0 +1,125 @@
+"""A scenario held open: statements checked, then committed one at a time, by one of
+possibly several writers.
+
+The checker (tomc/dsl/checker.py `LiveChecker`) says whether a statement is valid after
+everything before it; the engine (tomc/engine/base.py) makes it happen. Each statement is
+its own commit (an event is one step; a declaration adds agents or rooms). On FalkorDB a
+commit can lose a race: another writer committed first, the engine raises `Behind`, and
+nothing was written. The live scenario then takes back what it had checked, catches up
+(replays what the other writers committed, in order, through its checker), and checks and
+commits its statements again; a write that said which step it follows (`after_step`)
+raises StaleWrite instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional, Sequence
+
+from tomc.dsl import ast
+from tomc.dsl.checker import LiveChecker
+from tomc.dsl.formatter import format_statement
+from tomc.dsl.program import AnyEvent, ScenarioModel
+from tomc.engine.base import Engine
+from tomc.engine.falkordb import Behind
+from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
+
+DECLARATIONS = (ast.Agents, ast.Rooms)
+CHANGES = (*ast.EVENT_TYPES, *DECLARATIONS)
+# A writer that keeps losing races gives up after this many tries (each one a round trip
+# behind a commit of another writer): contention, not an error of the input.
+MAX_TRIES = 1000
+
+
+class LiveScenario:
+    """A checker and an engine kept in step over one scenario.
+
+    `line_base` + a statement's revision is the `line` its event reports (in a memory, its
+    number in the memory's log; after a file, the lines after the file's).
+    """
+
+    def __init__(self, checker: LiveChecker, engine: Engine, line_base: int = 0):
+        self.checker = checker
+        self.engine = engine
+        self.line_base = line_base
+
+    @property
+    def scenario(self) -> ScenarioModel:
+        return self.checker.scenario
+
+    @property
+    def step(self) -> int:
+        return len(self.scenario.events)
+
+    def apply(self, statements: Sequence, path: str = "<apply>",
+              after_step: Optional[int] = None) -> list[AnyEvent]:
+        """Check and commit `statements` (AST events and declarations) in order; returns the
+        events. Raises DiagnosticError (nothing committed), StaleWrite (nothing committed),
+        DatabaseUnavailable."""
+        if after_step is not None and after_step != self.step:
+            raise StaleWrite(after_step, self.step)
+        pending = list(statements)
+        self._check(pending, path)  # every statement valid before any is committed
+        committed: list[AnyEvent] = []
+        tries = 0
+        while pending:
+            statement = pending[0]
+            mark = self.checker.mark()
+            try:
+                committed += self._commit(statement, path)
+            except Behind:
+                self.checker.reset(mark)
+                tries += 1
+                if after_step is not None and not committed:
+                    self.catch_up()
+                    raise StaleWrite(after_step, self.step) from None
+                if tries >= MAX_TRIES:
+                    raise DatabaseUnavailable(f"gave up after {tries} tries: other writers "
+                                              "kept committing first") from None
+                self.catch_up()
+                self._check(pending, path)
+                continue
+            except DatabaseUnavailable:
+                self.checker.reset(mark)
+                raise
+            pending.pop(0)
+        return committed
+
+    def _check(self, statements: list, path: str) -> None:
+        """Check `statements` after the state so far, keeping nothing of them."""
+        mark = self.checker.mark()
+        try:
+            self.checker.add(statements, CHANGES, path=path, canonical=True)
+        finally:
+            self.checker.reset(mark)
+
+    def _commit(self, statement, path: str) -> list[AnyEvent]:
+        scenario = self.scenario
+        agents, rooms = len(scenario.agents), len(scenario.rooms)
+        events, _ = self.checker.add([statement], CHANGES, path=path, canonical=True)
+        if isinstance(statement, DECLARATIONS):
+            self.engine.declare(scenario.agents[agents:], scenario.rooms[rooms:],
+                                format_statement(statement))
+            return []
+        numbered = self._number(events[0], self.engine.revision + 1)
+        self.engine.apply([numbered])
+        return [numbered]
+
+    def catch_up(self) -> None:
+        """Replay what other writers committed since this scenario's revision, then take
+        the engine's state from the graphs."""
+        changes = self.engine.changes_since(self.engine.revision)
+        for revision, text in changes:
+            scenario = self.scenario
+            agents, rooms = len(scenario.agents), len(scenario.rooms)
+            events, _ = self.checker.add_text(text, CHANGES, path="<memory>")
+            for event in events:
+                self._number(event, revision)
+            self.engine.follow(scenario.agents[agents:], scenario.rooms[rooms:])
+        self.engine.reload()
+
+    def _number(self, event: AnyEvent, revision: int) -> AnyEvent:
+        """Give the scenario's newest event its line: `line_base` + its revision."""
+        numbered = replace(event, line=self.line_base + revision)
+        self.scenario.events[-1] = numbered
+        return numbered

@@ -1,0 +1,61 @@
+"""The reference engine: the pure-Python interpreter of SEMANTICS.md (tomc/reference/),
+behind the engine protocol, for debugging and comparison. Nothing is stored."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from tomc.analysis.view import BeliefView
+from tomc.answers import Answer
+from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.reference.interpreter import ReferenceInterpreter
+from tomc.reference.view import ReferenceView
+
+
+class ReferenceEngine:
+    """One scenario in the reference interpreter (an Engine: tomc/engine/base.py). It has
+    one writer, so it is never behind: every change is one revision."""
+
+    def __init__(self, scenario: ScenarioModel):
+        self.scenario = scenario
+        self.interpreter = ReferenceInterpreter(scenario)
+        self.revision = 0
+        self._step = 0
+
+    @property
+    def step(self) -> int:
+        return self._step
+
+    def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
+        self.interpreter.declare()
+        self.revision += 1
+
+    def apply(self, events: Sequence[AnyEvent]) -> None:
+        for event in events:
+            self.interpreter.apply(event)
+            self._step = event.step
+            self.revision += 1
+
+    def changes_since(self, revision: int) -> list[tuple[int, str]]:
+        return []
+
+    def follow(self, agents: list[str], rooms: list[str]) -> None:
+        pass
+
+    def reload(self) -> None:
+        pass
+
+    def answer(self, query: QueryModel) -> Answer:
+        return self.interpreter.answer(query)
+
+    def view(self, step: int) -> BeliefView:
+        return ReferenceView(self.interpreter, step)
+
+    @contextmanager
+    def simulate(self, events: Sequence[AnyEvent]) -> Iterator[BeliefView]:
+        with ReferenceView(self.interpreter, self._step).simulate(events) as view:
+            yield view
+
+    def close(self) -> None:
+        pass

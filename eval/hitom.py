@@ -36,7 +36,7 @@ from tomc.answers import Answer
 from tomc.compiler.plan import graph_names
 from tomc.dsl.checker import check_file
 from tomc.importers.hitom import INDEX_FILE, HitomImportError, StoryRecord, import_hitom
-from tomc.program import ScenarioModel
+from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
@@ -243,8 +243,8 @@ def _checked(path: Path) -> ScenarioModel:
 def _drop_graphs(db: Database, scenario: ScenarioModel) -> None:
     """Delete a story's graphs once its answers are read: 120 stories would otherwise leave
     720 graphs (about 115 MB) on the server."""
-    world, mind_prefix = graph_names(scenario.name)
-    db.redis.delete(world, *(mind_prefix + agent for agent in scenario.agents))
+    graphs = graph_names(scenario.name, scenario.agents)
+    db.redis.delete(graphs.world, *graphs.minds.values())
 
 
 def _database_kind(db: Database) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tomc.dsl.checker import check_text
-from tomc.program import ScenarioModel
+from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 
 

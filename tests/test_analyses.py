@@ -13,10 +13,12 @@ from helpers import codes, run_both, scenario
 from tomc.analysis.announcements import plan_announcements
 from tomc.analysis.handoff import estimate_tokens
 from tomc.cli.main import app
-from tomc.compiler.lower import lower
+from tomc.compiler.lower import compile_scenario
+from tomc.compiler.plan import graph_names
+from tomc.compiler.reads import Bindings
 from tomc.runtime import executor as executor_module
 from tomc.runtime.forks import FORK_PREFIX
-from tomc.runtime.graph_view import GraphView
+from tomc.engine.falkordb import FalkorEngine
 
 HEADER = "use policy {policy}\nscenario s {{\n  agents A, B, C\n  rooms r, q\n"
 AUTHORITY = """policy p {
@@ -158,8 +160,7 @@ def test_handoff_write_sends_the_included_facts_as_a_private_message(db):
             "expect explain B k.s path = A > B\nexpect explain B k.s from step 7")
     engine = run(db, body)
     assert all(a.passed for a in engine.answers), [a.query.text for a in engine.failed]
-    plan = lower(scenario(HEADER.format(policy="default") + body + "\n}\n"))
-    told = db.graph(plan.world_graph).query(
+    told = db.graph(graph_names("s", []).world).query(
         "MATCH (a)-[t:TOLD]->(b) WHERE t.step = 7 RETURN a.name, b.name, t.key, t.value "
         "ORDER BY t.key").result_set
     assert told == [["A", "B", "k.s", "two"], ["A", "B", "m.s", "x"]]
@@ -287,17 +288,17 @@ def test_plan_announcements_with_nothing_to_say(db):
 
 def test_forks_are_dropped_even_when_a_simulation_fails(db, monkeypatch):
     model = scenario(HEADER.format(policy="default") + SALLY + "}\n")
-    run_both(db, HEADER.format(policy="default") + SALLY + "}\n")
-    plan = lower(model)
-    view = GraphView(db, plan.graphs(), model, len(model.events))
+    engine = FalkorEngine.build(db, model)
+    view = engine.view(len(model.events))
 
-    def broken(self, graphs, events):
+    def broken(self, graphs, statements):
         assert graphs.world.startswith(FORK_PREFIX)
         raise RuntimeError("the simulation failed")
 
-    monkeypatch.setattr(executor_module.Executor, "apply", broken)
+    monkeypatch.setattr(executor_module.Executor, "execute", broken)
     with pytest.raises(RuntimeError):
         plan_announcements(view, "k.location", "A")
+    engine.close()
     assert not [n for n in db.graph_names() if n.startswith(FORK_PREFIX)]
 
 
@@ -350,12 +351,11 @@ def test_compiled_handoff_reads_the_senders_mind_and_keeps_user_values_in_parame
   ask handoff "O'Brien" -> "DETACH `x`"
 }
 """
-    plan = lower(scenario(text))
+    handed = [{"key": "k.s", "value": "}) MATCH (n)", "many": False}]
+    plan = compile_scenario(scenario(text), lambda event: Bindings(handed=handed))
     statements = plan.events[1].statements
-    assert [s.template for s in statements][:3] == ["handoff_facts.cypher", "handoff.cypher",
-                                                    "mark_first_tells.cypher"]
-    assert statements[0].binds and statements[0].minds == ("speaker",)
-    assert "facts" in statements[1].bound and all("facts" in s.bound for s in statements[3:])
+    assert statements[0].template == "communication.cypher"
+    assert any(s.graph == "DETACH `x`" for s in statements)  # the receiver's mind is written
     for statement in plan.all_statements():
         for value in ("O'Brien", "DETACH", "MATCH (n)"):
             assert value not in statement.cypher

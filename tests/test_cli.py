@@ -119,7 +119,7 @@ def test_compile_text_shows_statements_in_order():
     assert result.exit_code == 0
     out = result.output
     assert out.index("// step 1 (line 8)") < out.index("// step 4 (line 11)")
-    assert "template route_over.cypher" in out and "params:" in out
+    assert "template observation.cypher" in out and "params:" in out
 
 
 def test_help_lists_every_verb():

@@ -15,20 +15,12 @@ from dataclasses import replace
 from hypothesis import given, note, settings
 
 from strategies import inline_policy_files, scenario_files
-from tomc.compiler.lower import lower
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
 from tomc.reference.interpreter import run_reference
 from tomc.runner import run_scenario
-from tomc.runtime.executor import Executor
 
 Version = tuple[tuple[str, ...], str, str, int, object]  # chain, key, value, since, until
-
-DUMP = ("MATCH (p:Perspective)-[:HOLDS]->(b:Belief) "
-        "RETURN p.agents, b.key, b.value, b.since, b.until, b.authority, b.kind, b.support")
-SUPERSESSIONS = ("MATCH (p:Perspective)-[:HOLDS]->(new:Belief)-[:SUPERSEDES]->(old:Belief) "
-                 "RETURN p.agents, new.kind, new.authority, old.authority")
-WITNESSES = "MATCH (w:Agent)-[:WITNESSED]->(e:Event) RETURN e.step, collect(w.name)"
 
 # The shipped policies, and generated policies with their own routing rules, trust modes,
 # sources and cardinalities.
@@ -44,17 +36,18 @@ def checked(file):
     return text, result.scenarios[0]
 
 
-def engine_rows(db, scenario, query: str) -> list[list]:
-    """Run the scenario on FalkorDB, then `query` on its world graph and every mind graph."""
-    plan = lower(scenario)
-    Executor(db).run(plan)
-    graphs = [plan.world_graph, *(plan.mind_graph(a) for a in scenario.agents)]
-    return [row for g in graphs for row in db.graph(g).query(query).result_set]
+def engine_versions(db, scenario) -> tuple[list, object]:
+    """Run the scenario on FalkorDB; every version every chain (and the truth) held, read
+    from the graphs (held and superseded at the last step), and the run."""
+    run = run_scenario(scenario, "falkordb", db)
+    view = run.view(len(scenario.events))
+    chains = [(), *scenario.chains()]
+    return [*view.held(chains), *view.superseded(chains)], run
 
 
 def histories_from_engine(db, scenario) -> set[Version]:
-    return {(tuple(r[0]), r[1], r[2], r[3], r[4]) for r in engine_rows(db, scenario, DUMP)
-            if r[3] != r[4]}  # a version closed at the step it began was never held
+    versions, _ = engine_versions(db, scenario)
+    return {(h.chain, h.key, h.value, h.since, h.until) for h in versions}
 
 
 def histories_from_reference(scenario) -> set[Version]:
@@ -83,10 +76,10 @@ def test_engine_agrees_with_reference_on_every_chain_key_and_step(db, file):
 def test_non_witness_chains_never_change(db, file):
     """Invariant 1: a chain containing a non-witness of an event is not changed by it."""
     _, scenario = checked(file)
-    history = histories_from_engine(db, scenario)
-    plan = lower(scenario)
-    witnesses = {step: set(names) for step, names in
-                 db.graph(plan.world_graph).query(WITNESSES).result_set}
+    versions, run = engine_versions(db, scenario)
+    history = {(h.chain, h.key, h.value, h.since, h.until) for h in versions}
+    witnesses = {e.step: set(e.witnesses)
+                 for e in run.view(len(scenario.events)).events()}
     for chain, key, value, since, until in history:
         if chain:  # the truth observes everything
             for step in (since, until):
@@ -123,9 +116,20 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
     _, scenario = checked(file)
     if scenario.policy.trust != "authority":
         return
-    for chain, kind, new_authority, old_authority in engine_rows(db, scenario, SUPERSESSIONS):
-        if kind == "claim":
-            assert new_authority >= old_authority, (chain, new_authority, old_authority)
+    versions, run = engine_versions(db, scenario)
+    for new in versions:
+        if new.kind != "claim":
+            continue
+        closed = [old for old in versions if old.chain == new.chain and old.key == new.key
+                  and old.until == new.since and old.value != new.value]
+        if not closed:
+            continue
+        authority = {h.value: h.authority
+                     for h in run.view(new.since).held([new.chain]) if h.key == new.key}
+        before = {h.value: h.authority
+                  for h in run.view(new.since - 1).held([new.chain]) if h.key == new.key}
+        for old in closed:
+            assert authority[new.value] >= before[old.value], (new, old)
 
 
 # Each example runs its queries on both engines, and plan_announcements copies graphs

@@ -1,27 +1,32 @@
-"""The Python API for live use: open a scenario, apply events one at a time, ask between them.
+"""The Python API: a scenario held live, or a named memory shared by many processes.
 
     from tomc.api import Session
 
+    # a memory that outlives this process (created on first attach, with its policy)
+    with Session.attach("support", db="unix:///srv/tomc/redis.sock") as memory:
+        memory.apply("agents Maya, Billing\\nrooms chat")
+        memory.enter(["Maya", "Billing"], "chat")
+        memory.says("Billing", "refund_4411.status", "approved")
+        print(memory.believes("Maya", "refund_4411.status").values)
+
+    # a file run first, its graphs replaced (what `tomc run` does), then live events
     with Session.open("scenarios/refund_handoff.tom") as session:
         session.apply("Finance sets refund_4411.status = rejected")
-        for line in session.false_beliefs(depth=1).lines():
-            print(line)
 
-`apply` takes statements written in .tom syntax (events, and `agents`/`rooms` declarations)
-and checks them against the scenario so far, with the checks and codes of `tomc check`
-(docs/diagnostics.md): bad input raises `TomError` and changes nothing. Then only those
-events are compiled and executed on the scenario's live graphs (or, with
-engine="reference", applied to the reference interpreter). `ask` takes an `ask` or `expect`
-line and answers it from the beliefs as they are now; the typed methods (`false_beliefs`,
-`who_knows`, `handoff`, ...) write that line for you and return the analysis itself.
+`apply` takes .tom statements (events, `agents` / `rooms`), as text or AST, checked against
+the scenario so far with the checks of `tomc check`: bad input raises `TomError` and writes
+nothing. Each statement is then committed on its own (an event is one step); several
+processes may write one memory, and every event gets its own step (tomc/engine/live.py,
+docs/storage.md). `ask` answers an `ask` or `expect` line; the typed methods build the
+statement for you. `Session.attach(name, as_agent="Maya")` answers only from Maya's mind,
+through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
 """
 
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
-from typing import Literal, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.announcements import AnnouncementPlan
@@ -34,188 +39,316 @@ from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
-from tomc.compiler.lower import lower, lower_declarations, lower_events
-from tomc.compiler.plan import GraphNames, graph_key, graph_names
-from tomc.dsl import ast
+from tomc.dsl import ast, build
 from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
-from tomc.dsl.parser import read_source
-from tomc.program import EventModel, QueryModel, ScenarioModel
-from tomc.reference.interpreter import ReferenceInterpreter
-from tomc.reference.view import ReferenceView
-from tomc.runtime import queries
+from tomc.dsl.parser import parse, parse_statements, read_source
+from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.engine import memory
+from tomc.engine.base import Engine, EngineName
+from tomc.engine.falkordb import FalkorEngine
+from tomc.engine.live import CHANGES, LiveScenario
+from tomc.engine.reference import ReferenceEngine
+from tomc.rules import shipped_names
+from tomc.runtime import acl, queries, recovery
 from tomc.runtime.connection import Database, connect
-from tomc.runtime.executor import Executor
-from tomc.runtime.graph_view import GraphView
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 
-_DECLARATIONS = (ast.Agents, ast.Rooms)
-_QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis)
+__all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+
+QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis)
+Statements = Union[str, ast.Node, Sequence[ast.Node]]
 
 
-class TomError(Exception):
-    """Bad input to a session: `diagnostics` (code, message, span within `text`, hint), as
-    `tomc check` reports them."""
+class TomError(ValueError):
+    """Bad input: `diagnostics` (code, message, span within `text`, hint), as `tomc check`
+    reports them. Nothing was written."""
 
-    def __init__(self, diagnostics: list[Diagnostic], text: str):
+    def __init__(self, diagnostics: list[Diagnostic], text: str = ""):
         super().__init__("\n".join(d.render(text) for d in diagnostics))
         self.diagnostics = diagnostics
         self.text = text
 
 
 class Session:
-    """A scenario held live: its graphs on FalkorDB (or a reference interpreter), the checker
-    that validates each statement against it, and the step it has reached.
+    """A scenario held live, on FalkorDB or the reference interpreter.
 
-    Create it with `Session.open`; use it as a context manager, or call `close()`.
+    Make one with `Session.open` (a file or an empty scenario, replaced and run) or
+    `Session.attach` (a named memory, kept); use it as a context manager or call `close()`.
+    `agent` is the agent this session answers as (None: every mind).
     """
 
-    def __init__(self, checker: LiveChecker, stack: ExitStack, first_line: int,
-                 db: Optional[Database] = None, graphs: Optional[GraphNames] = None,
-                 interpreter: Optional[ReferenceInterpreter] = None):
-        self._checker = checker
+    def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
+                 agent: Optional[str] = None, agent_db: Optional[Database] = None):
+        self._live = live
         self._stack = stack
-        self._line = first_line
-        self._db = db
-        self._graphs = graphs
-        self._interpreter = interpreter
+        self.memory = name
+        self.agent = agent
+        self._agent_db = agent_db
+
+    # ---------------------------------------------------------------- opening
 
     @classmethod
     def open(cls, path: Union[str, Path, None] = None, *, scenario: Optional[str] = None,
              db: Union[Database, str, None] = None, data_dir: Optional[Path] = None,
              policy: str = "default", name: str = "live",
-             engine: Literal["falkordb", "reference"] = "falkordb") -> "Session":
-        """Open a session.
+             engine: EngineName = "falkordb") -> "Session":
+        """A scenario run now, its graphs (`tom:<scenario>:...`) replaced: `path`, a .tom
+        file whose scenario (its only one, or the one called `scenario`) is run first;
+        None, an empty scenario called `name` under `policy` (a shipped policy's name or a
+        .tom file defining one), whose agents and rooms you declare with `apply`.
 
-        `path`: a .tom file whose scenario (its only one, or the one called `scenario`) is
-        run first; None: an empty scenario called `name` under `policy` (a shipped policy,
-        or a .tom file defining one), whose agents and rooms you declare with `apply`.
         `db`: a Database, a FalkorDB URL, or None for `$FALKORDB_URL`, else an embedded
-        FalkorDB in `data_dir` that `close()` stops. The scenario's graphs
-        (`tom:<scenario>:...`) are replaced. `engine="reference"` needs no database.
-        Raises TomError (errors in the file or policy), ValueError (no such scenario or
-        engine), DatabaseUnavailable.
-        """
+        FalkorDB in `data_dir`. Raises TomError (errors in the file or policy), ValueError
+        (no such scenario or engine), DatabaseUnavailable."""
         if engine not in ("falkordb", "reference"):
             raise ValueError(f"unknown engine {engine!r}: use falkordb or reference")
         if path is None:
-            text = format_file(ast.File(items=[
-                ast.UsePolicy(target=ast.Name(text=policy)),
-                ast.Scenario(name=ast.Name(text=name))]))
-            origin = "<session>"
+            text, origin = _header(_name_text(name), policy), "<session>"
         else:
             origin = str(path)
             try:
                 text = read_source(path)
             except DiagnosticError as err:
-                raise TomError(err.diagnostics, "") from None
-        try:
-            checker = LiveChecker(text, origin, scenario)
-        except DiagnosticError as err:
-            raise TomError(err.diagnostics, text) from None
+                raise TomError(err.diagnostics) from None
+        checker = _checker(text, origin, scenario)
         model = checker.scenario
-        first_line = text.count("\n") + 1
+        # Live events are numbered on from the file: line = line_base + revision.
+        line_base = text.count("\n") + 1 - len(model.events)
         stack = ExitStack()
         if engine == "reference":
-            return cls(checker, stack, first_line,
-                       interpreter=ReferenceInterpreter(model).run())
+            held: Engine = ReferenceEngine(model)
+            held.apply(list(model.events))
+            return cls(LiveScenario(checker, held, line_base), stack)
         try:
-            if not isinstance(db, Database):
-                db = stack.enter_context(connect(db, data_dir))
-            plan = lower(model)
-            Executor(db).run(plan)
+            database = _database(db, data_dir, stack)
+            held = stack.enter_context(_closing(FalkorEngine.build(database, model)))
         except BaseException:
             stack.close()
             raise
-        return cls(checker, stack, first_line, db=db, graphs=plan.graphs())
+        return cls(LiveScenario(checker, held, line_base), stack)
+
+    @classmethod
+    def attach(cls, name: str, *, db: Union[Database, str, None] = None,
+               data_dir: Optional[Path] = None, policy: Optional[str] = None,
+               as_agent: Optional[str] = None, create: bool = True) -> "Session":
+        """The memory called `name`, kept on FalkorDB (`tomem:<name>:...`): opened as it was
+        left (agents, rooms, policy, every event), or created with `policy` (default
+        `default`) when there is none (and `create`). A half-applied event left by a
+        crashed writer is undone first (tomc/runtime/recovery.py).
+
+        `as_agent`: answer only from that agent's mind, through its read-only FalkorDB
+        user (tomc/runtime/acl.py); writes and questions about other minds raise
+        AccessDenied. Raises TomError (bad name or policy, a policy other than the
+        memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
+        label = _name_text(name)
+        stack = ExitStack()
+        try:
+            database = _database(db, data_dir, stack)
+            stored = memory.read(database, label)
+            if stored is None:
+                if not create:
+                    raise LookupError(f"no memory called {label!r}")
+                header = _header(label, policy or "default", inline=True)
+                model = _checker(header, f"memory {label}").scenario
+                memory.create(database, model, header)
+                stored = memory.read(database, label)
+            elif policy is not None and not _same_policy(policy, stored.policy):
+                raise TomError([Diagnostic(
+                    "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
+                    None, f"memory {label}",
+                    hint="leave the policy out to attach, or drop the memory first")])
+            live = _attached(database, stored)
+            stack.enter_context(_closing(live.engine))
+            agent_db = None
+            if as_agent is not None:
+                if as_agent not in live.scenario.agents:
+                    raise TomError([Diagnostic(
+                        "E101", f"memory {label!r} has no agent {as_agent!r}", None,
+                        f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
+                                                              or "none yet"))])
+                user, password = acl.grant(database, live.engine.graphs, as_agent)
+                agent_db = database.as_user(user, password)
+                stack.callback(agent_db.close)
+        except BaseException:
+            stack.close()
+            raise
+        return cls(live, stack, label, as_agent, agent_db)
 
     # ---------------------------------------------------------------- state
 
     @property
     def scenario(self) -> ScenarioModel:
         """The scenario so far: its agents, rooms, policy and events."""
-        return self._checker.scenario
+        return self._live.scenario
 
     @property
     def step(self) -> int:
         """How many events have happened."""
-        return len(self.scenario.events)
+        return self._live.step
 
-    # ---------------------------------------------------------------- events
+    def refresh(self) -> None:
+        """Take in what other writers committed since this session last wrote or read."""
+        if self._live.engine.changes_since(self._live.engine.revision):
+            self._live.catch_up()
 
-    def apply(self, text: str) -> list[EventModel]:
-        """Check and run the statements of `text` (events, `agents`, `rooms`), in order;
-        returns the events, numbered from the next step. Raises TomError on bad input (the
-        session is then unchanged), ValueError for a question (use `ask`)."""
-        model = self.scenario
-        agents, rooms, chains = len(model.agents), len(model.rooms), set(model.chains())
+    # ---------------------------------------------------------------- writing
+
+    def apply(self, statements: Statements, after_step: Optional[int] = None) -> list[AnyEvent]:
+        """Check, then commit, `statements` (.tom text, or AST statements): events, `agents`
+        and `rooms` lines, in order; returns the events with their steps.
+
+        `after_step`: the step this write expects to follow; if another writer got there
+        first, StaleWrite is raised and nothing is written. Raises TomError (bad input:
+        nothing written), AccessDenied (a session reading as an agent), StaleWrite,
+        DatabaseUnavailable."""
+        self._writable()
+        text, parsed = _statements(statements)
+        if after_step is not None and (isinstance(after_step, bool)
+                                       or not isinstance(after_step, int) or after_step < 0):
+            raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
+                                       f"{after_step!r}", None, build.PATH)])
+        refused = [s for s in parsed if not isinstance(s, CHANGES)]
+        if refused:
+            raise TomError([Diagnostic(
+                "E144", "apply takes events and agents/rooms lines, not "
+                f"`{format_statement(refused[0])}`", refused[0].span, "<apply>",
+                hint="ask questions with ask()")], text)
         try:
-            events, _ = self._checker.add_text(text, accept=(*ast.EVENT_TYPES, *_DECLARATIONS))
+            return self._live.apply(parsed, "<apply>", after_step)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, text) from None
-        # Live events get line numbers after the opening source's lines, one per event.
-        for i, event in enumerate(events):
-            self._line += 1
-            events[i] = model.events[event.step - 1] = replace(event, line=self._line)
-        self._declare(model.agents[agents:], model.rooms[rooms:],
-                      [c for c in model.chains() if c not in chains])
-        if self._interpreter is not None:
-            for event in events:
-                self._interpreter.apply(event)
-        else:
-            Executor(self._db).apply(self._graphs, lower_events(model, events))
-        return events
 
-    def _declare(self, agents: list[str], rooms: list[str],
-                 chains: list[tuple[str, ...]]) -> None:
-        if not (agents or rooms):
-            return
-        if self._interpreter is not None:
-            self._interpreter.declare()
-            return
-        _, prefix = graph_names(self.scenario.name)
-        self._graphs = GraphNames(self._graphs.world,
-                                  {**self._graphs.minds,
-                                   **{a: prefix + graph_key(a) for a in agents}})
-        origin = (self._line, f"declarations of session {self.scenario.name}")
-        Executor(self._db).execute(self._graphs, lower_declarations(
-            self.scenario, agents, rooms, chains, origin))
+    def check(self, statements: Statements) -> list[Diagnostic]:
+        """The diagnostics of `statements` (events, declarations or questions) after the
+        scenario so far, without applying anything: [] when they are valid."""
+        try:
+            text, parsed = _statements(statements)
+        except TomError as err:
+            return err.diagnostics
+        checker = self._live.checker
+        mark = checker.mark()
+        try:
+            checker.add(parsed, (*CHANGES, *QUESTIONS), text, "<check>")
+        except DiagnosticError as err:
+            return err.diagnostics
+        except ValueError as err:
+            return [Diagnostic("E144", str(err), None, "<check>")]
+        finally:
+            checker.reset(mark)
+        return []
+
+    def enter(self, agents: Union[str, Sequence[str]], room: str) -> AnyEvent:
+        """`AGENTS enter ROOM`."""
+        return self._one(ast.Enter(agents=build.names(agents), room=build.name(room, "room")))
+
+    def exit(self, agents: Union[str, Sequence[str]], room: str) -> AnyEvent:
+        """`AGENTS exit ROOM`."""
+        return self._one(ast.Exit(agents=build.names(agents), room=build.name(room, "room")))
+
+    def set(self, agent: str, key: str, value: object) -> AnyEvent:
+        """`AGENT sets KEY = VALUE`: the truth changes, seen by the agent's room."""
+        return self._one(ast.SetValue(actor=build.name(agent), fact=build.fact(key, value)))
+
+    def tell(self, speaker: str, listener: str, key: str, value: object) -> AnyEvent:
+        """`SPEAKER tells LISTENER KEY = VALUE`: a private message."""
+        return self._one(ast.Tell(speaker=build.name(speaker), listener=build.name(listener),
+                                  fact=build.fact(key, value)))
+
+    def says(self, speaker: str, key: str, value: object) -> AnyEvent:
+        """`SPEAKER says KEY = VALUE`: heard by whoever is in the speaker's room."""
+        return self._one(ast.Says(speaker=build.name(speaker), fact=build.fact(key, value)))
+
+    def announce(self, speaker: str, key: str, value: object) -> AnyEvent:
+        """`SPEAKER announces KEY = VALUE`: heard by every agent."""
+        return self._one(ast.Announce(speaker=build.name(speaker), fact=build.fact(key, value)))
+
+    def claim(self, source: str, key: str, value: object, *, by: Optional[str] = None,
+              at: Optional[str] = None, valid_from: Optional[str] = None) -> AnyEvent:
+        """`claim KEY = VALUE from SOURCE [by AGENT] [at T] [valid from D]`, to every
+        agent."""
+        return self._one(ast.Claim(fact=build.fact(key, value),
+                                   source=build.name(source, "source"),
+                                   by=build.name(by) if by is not None else None,
+                                   at=at, valid_from=valid_from))
+
+    def _one(self, statement: ast.Node) -> AnyEvent:
+        return self.apply([statement])[0]
+
+    def _writable(self) -> None:
+        if self.agent is not None:
+            raise AccessDenied(f"this session reads as {self.agent}: it cannot write "
+                               "(attach without as_agent to record events)")
 
     # ---------------------------------------------------------------- questions
 
-    def ask(self, text: str) -> Union[Answer, AnalysisAnswer]:
-        """Answer one `ask` or `expect` line (the leading `ask` may be left out) from the
-        beliefs as they are now. Raises TomError on bad input, ValueError for an event."""
-        line = text.strip()
-        if not line.startswith(("ask ", "expect ")):
-            line = "ask " + line
+    def ask(self, question: Union[str, ast.Node]) -> Union[Answer, AnalysisAnswer]:
+        """Answer one `ask` or `expect` (text, the leading `ask` may be left out; or AST)
+        from the beliefs as they are now. Raises TomError on bad input, AccessDenied for
+        a question an agent session may not ask."""
+        if isinstance(question, str):
+            line = question.strip()
+            if not line.startswith(("ask ", "expect ")):
+                line = "ask " + line
+            text, parsed = _statements(line)
+        else:
+            text, parsed = _statements(question)
+        if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
+            raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
+                                       "<ask>", hint="record events with apply()")], text)
+        self.refresh()
         try:
-            _, questions = self._checker.add_text(line, accept=_QUESTIONS)
+            _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
         except DiagnosticError as err:
-            raise TomError(err.diagnostics, line) from None
-        if len(questions) != 1:
-            raise ValueError("ask takes one question at a time")
-        query = questions[0]
+            raise TomError(err.diagnostics, text) from None
+        query = found[0]
         if isinstance(query, QueryModel):
-            if self._interpreter is not None:
-                return self._interpreter.answer(query)
-            return queries.answer(self._db, self._graphs, query)
+            return self._belief(query)
+        if self.agent is not None:
+            raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
+                               "(believes / ask AGENT believes ...) are answered")
         return analyses.answer(self.view(), query)
+
+    def _belief(self, query: QueryModel) -> Answer:
+        if self.agent is None:
+            return self._live.engine.answer(query)
+        if not query.chain or query.chain[0] != self.agent:
+            asked = " > ".join(query.chain) or "the truth"
+            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
+                               f"{asked}'s beliefs, only chains that start with "
+                               f"{self.agent}")
+        return queries.answer(self._agent_db, self._live.engine.graphs, query)
+
+    def believes(self, chain: Union[str, Sequence[str]], key: str, *,
+                 at_step: Optional[int] = None, on: Optional[str] = None) -> Answer:
+        """What `chain` (an agent, or agents outermost first) believes about `key`: now, as
+        of step `at_step` (knowledge time), or valid on date `on` (valid time); each value
+        with its provenance."""
+        return self._ask(ast.Ask(subject=ast.Subject(chain=build.names(chain),
+                                                     key=build.key(key)),
+                                 when=build.when(at_step, on)))
+
+    def truth(self, key: str, *, at_step: Optional[int] = None,
+              on: Optional[str] = None) -> Answer:
+        """What an omniscient observer holds about `key`."""
+        return self._ask(ast.Ask(subject=ast.Subject(key=build.key(key)),
+                                 when=build.when(at_step, on)))
+
+    def history(self) -> list[AnyEvent]:
+        """The events so far, in step order, each with its step, kind, .tom text and
+        witnesses; a session reading as an agent sees the events it witnessed."""
+        self.refresh()
+        events = list(self.scenario.events)
+        if self.agent is not None:
+            events = [e for e in events if self.agent in e.witnesses]
+        return events
 
     def view(self) -> BeliefView:
         """The beliefs as they are now, for the analyses in tomc/analysis/."""
-        if self._interpreter is not None:
-            return ReferenceView(self._interpreter, self.step)
-        return GraphView(self._db, self._graphs, self.scenario, self.step)
-
-    def believes(self, chain: Union[str, Sequence[str]], key: str) -> Answer:
-        """What `chain` (an agent, or agents outermost first) believes about `key`."""
-        return self.ask(format_statement(ast.Ask(subject=ast.Subject(
-            chain=_names(chain), key=_key(key)))))
-
-    def truth(self, key: str) -> Answer:
-        """What an omniscient observer holds about `key`."""
-        return self.ask(format_statement(ast.Ask(subject=ast.Subject(key=_key(key)))))
+        if self.agent is not None:
+            raise AccessDenied(f"this session reads as {self.agent}: no view of every mind")
+        return self._live.engine.view(self.step)
 
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:
         """`ask false_beliefs depth N`."""
@@ -223,48 +356,51 @@ class Session:
 
     def who_knows(self, key: str) -> WhoKnows:
         """`ask who_knows KEY`."""
-        return self._analysis(ast.WhoKnows(key=_key(key)))
+        return self._analysis(ast.WhoKnows(key=build.key(key)))
 
     def handoff(self, sender: str, receiver: str) -> HandoffReceipt:
         """`ask handoff SENDER -> RECEIVER`: what would be sent, and the receipt."""
-        return self._analysis(ast.Handoff(sender=ast.Name(text=sender),
-                                          receiver=ast.Name(text=receiver)))
+        return self._analysis(ast.Handoff(sender=build.name(sender),
+                                          receiver=build.name(receiver)))
 
     def handoff_write(self, sender: str, receiver: str) -> HandoffReceipt:
         """`handoff SENDER -> RECEIVER write`: send it, as an event; returns the receipt of
         what was sent."""
         receipt = self.handoff(sender, receiver)
-        self.apply(format_statement(ast.HandoffWrite(sender=ast.Name(text=sender),
-                                                     receiver=ast.Name(text=receiver))))
+        self.apply([ast.HandoffWrite(sender=build.name(sender),
+                                     receiver=build.name(receiver))])
         return receipt
 
     def common_ground(self, first: str, second: str) -> CommonGround:
         """`ask common_ground A, B`."""
-        return self._analysis(ast.CommonGround(first=ast.Name(text=first),
-                                               second=ast.Name(text=second)))
+        return self._analysis(ast.CommonGround(first=build.name(first),
+                                               second=build.name(second)))
 
     def explain(self, chain: Union[str, Sequence[str]], key: str) -> Explanation:
         """`ask explain CHAIN KEY`."""
-        return self._analysis(ast.Explain(chain=_names(chain), key=_key(key)))
+        return self._analysis(ast.Explain(chain=build.names(chain), key=build.key(key)))
 
     def plan_announcements(self, key: str, speaker: str) -> AnnouncementPlan:
         """`ask plan_announcements KEY by SPEAKER` (simulated on forks of the live graphs)."""
-        return self._analysis(ast.PlanAnnouncements(key=_key(key),
-                                                    speaker=ast.Name(text=speaker)))
+        return self._analysis(ast.PlanAnnouncements(key=build.key(key),
+                                                    speaker=build.name(speaker)))
 
     def context_for(self, agent: str, other: str) -> Context:
         """`ask context_for AGENT talking_to OTHER`; the block is its `.text`."""
-        return self._analysis(ast.ContextFor(agent=ast.Name(text=agent),
-                                             other=ast.Name(text=other)))
+        return self._analysis(ast.ContextFor(agent=build.name(agent),
+                                             other=build.name(other)))
+
+    def _ask(self, question: ast.Node):
+        return self.ask(question)
 
     def _analysis(self, analysis):
-        return self.ask(format_statement(ast.AskAnalysis(analysis=analysis))).result
+        return self.ask(ast.AskAnalysis(analysis=analysis)).result
 
     # ---------------------------------------------------------------- lifetime
 
     def close(self) -> None:
-        """Release the database connection (stopping an embedded FalkorDB this session
-        started). The graphs stay stored."""
+        """Release connections (stopping an embedded FalkorDB this session started). The
+        graphs stay stored."""
         self._stack.close()
 
     def __enter__(self) -> "Session":
@@ -274,13 +410,108 @@ class Session:
         self.close()
 
 
-def _names(chain: Union[str, Sequence[str]]) -> list[ast.Name]:
-    agents = [chain] if isinstance(chain, str) else list(chain)
-    return [ast.Name(text=a) for a in agents]
+# ---------------------------------------------------------------- helpers
 
 
-def _key(key: str) -> ast.Key:
-    """`subject.predicate` split at its first dot; a bare subject means its location."""
-    subject, dot, predicate = key.partition(".")
-    return ast.Key(subject=ast.Name(text=subject),
-                   predicate=ast.Name(text=predicate) if dot else None)
+def _statements(statements: Statements) -> tuple[str, list]:
+    """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise."""
+    if isinstance(statements, str):
+        try:
+            return statements, parse_statements(statements, "<apply>")
+        except DiagnosticError as err:
+            raise TomError(err.diagnostics, statements) from None
+    items = [statements] if isinstance(statements, ast.Node) else statements
+    if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
+                                                          for s in items):
+        return "", list(items)
+    raise TomError([Diagnostic(
+        "E143", f"expected .tom text or AST statements, got {type(statements).__name__}",
+        None, build.PATH, hint='e.g. "Maya enters chat"')])
+
+
+def _name_text(name: object) -> str:
+    try:
+        return build.name(name, "memory or scenario name").text
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics) from None
+
+
+def _checker(text: str, origin: str, scenario: Optional[str] = None) -> LiveChecker:
+    try:
+        return LiveChecker(text, origin, scenario)
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics, text) from None
+
+
+def _header(name: str, policy: str, inline: bool = False) -> str:
+    """The .tom text of an empty scenario `name` under `policy` (a shipped name, or a .tom
+    file defining one policy). With `inline`, a file's policy is written out in full (a
+    memory must not depend on a file that may change)."""
+    if policy in shipped_names() or not policy.endswith(".tom"):
+        if policy not in shipped_names():
+            raise TomError([Diagnostic("E104", f"unknown policy `{policy}`", None, "<policy>",
+                                       hint="a shipped policy (" + ", ".join(shipped_names())
+                                       + ") or a .tom file")])
+        return memory.header_source(name, ast.Policy(name=ast.Name(text=policy)), True)
+    try:
+        source = read_source(policy)
+        file = parse(source, policy)
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics) from None
+    found = [i for i in file.items if isinstance(i, ast.Policy)]
+    if len(found) != 1:
+        raise TomError([Diagnostic("E104", f"`{policy}` must define exactly one policy", None,
+                                   policy)])
+    if inline:
+        return memory.header_source(name, found[0], False)
+    return format_file(ast.File(items=[ast.UsePolicy(target=ast.Name(text=policy, quoted=True)),
+                                       ast.Scenario(name=ast.Name(text=name))]))
+
+
+def _same_policy(asked: str, stored: str) -> bool:
+    """Whether `policy=` given to attach names the memory's policy (by name, or a file
+    defining a policy of that name)."""
+    if not asked.endswith(".tom"):
+        return asked == stored
+    try:
+        file = parse(read_source(asked), asked)
+    except DiagnosticError:
+        return False
+    return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
+
+
+def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
+    """A live scenario on a stored memory: its half-applied event (if a writer died)
+    undone, then every applied statement replayed through the checker."""
+    checker = _checker(stored.header, f"memory {stored.name}")
+    graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
+    half = recovery.half_applied(db, graphs)
+    if half is not None:
+        recovery.undo_event(db, graphs, half, None)
+    engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
+    live = LiveScenario(checker, engine)
+    live.catch_up()
+    return live
+
+
+def _database(db: Union[Database, str, None], data_dir: Optional[Path],
+              stack: ExitStack) -> Database:
+    if isinstance(db, Database):
+        return db
+    if db is not None and not isinstance(db, str):
+        raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
+                                   f"{type(db).__name__}", None, build.PATH)])
+    return stack.enter_context(connect(db, data_dir))
+
+
+class _closing:
+    """A context manager that closes an engine (its writer connection) on exit."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    def __enter__(self):
+        return self.engine
+
+    def __exit__(self, *exc):
+        self.engine.close()

@@ -12,7 +12,7 @@ import redis
 import typer
 
 from tomc.dsl.checker import CheckResult, check_file
-from tomc.program import ScenarioModel
+from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable

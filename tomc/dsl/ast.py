@@ -159,11 +159,13 @@ class Policy(Node):
 
     name: Name
     depth: Optional[int] = None
+    limits: Optional[int] = None  # `limits perspectives N`: the most chains a scenario may have
     trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
     sections: list[Section] = []
     depth_span: Optional[Span] = Field(default=None, repr=False)
+    limits_span: Optional[Span] = Field(default=None, repr=False)
     trust_span: Optional[Span] = Field(default=None, repr=False)
 
 

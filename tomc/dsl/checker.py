@@ -16,7 +16,8 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
+from tomc.dsl.policies import (MAX_DEPTH, check_policy, load_policy, perspective_count,
+                               resolve)
 from tomc.dsl.program import (AnalysisQuery, AnyEvent, Communication, Fact, Handoff, Observation,
                               PolicyModel, Presence, QueryModel, Quiet, ScenarioModel)
 
@@ -245,6 +246,13 @@ class _ScenarioChecker:
         self._declare(stmt.names, self.agents, "agent")
         for name in stmt.names:
             self.where.setdefault(name.text, None)
+        count = perspective_count(len(self.agents), self.policy.depth)
+        if count > self.policy.max_perspectives:
+            self.error("E152", f"{len(self.agents)} agents at depth {self.policy.depth} make "
+                       f"{count:,} perspectives, over the policy's limit of "
+                       f"{self.policy.max_perspectives:,}", stmt.span,
+                       hint=f"lower the policy's `depth`, or raise the limit with `limits "
+                            f"perspectives {count}` in the policy")
 
     def _rooms(self, stmt: ast.Rooms) -> None:
         self._declare(stmt.names, self.rooms, "room")

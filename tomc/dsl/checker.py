@@ -8,7 +8,7 @@ diagnose impossible events: an exit from a room the agent is not in (E120), a mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -97,13 +97,20 @@ def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) 
 
 
 def parse_time(text: str) -> Optional[str]:
-    """A date or timestamp as canonical ISO text, or None if it is not a real calendar time."""
+    """A date or timestamp as one canonical instant, `YYYY-MM-DDTHH:MM:SS` in UTC, or None
+    if it is not a real calendar time. A date is its midnight; a time without a zone is
+    UTC; `Z` and `+02:00` are converted. Fixed-width text in one zone, so comparing the text
+    compares the instants (`2026-03-01` and `2026-03-01T00:00` are the same)."""
     try:
         if "T" in text:
-            return datetime.fromisoformat(text).isoformat()
-        return date.fromisoformat(text).isoformat()
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        else:
+            moment = datetime.combine(date.fromisoformat(text), time())
     except ValueError:
         return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds")
 
 
 class LiveChecker:

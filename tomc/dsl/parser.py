@@ -28,7 +28,7 @@ _TERMINAL_WORDS = {
     "INT": "a whole number",
     "SIGNED_INT": "a whole number",
     "SIGNED_NUMBER": "a number",
-    "TIME": "a date (YYYY-MM-DD)",
+    "TIME": "a date or time (YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS][Z|+HH:MM])",
     "_NL": "end of line",
     "LBRACE": "`{`",
     "RBRACE": "`}`",

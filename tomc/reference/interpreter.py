@@ -326,7 +326,9 @@ class ReferenceInterpreter:
                                           event.kind))
         else:
             if held is not None:
-                held.until, held.valid_to = event.step, fact.valid_from
+                # A successor valid from before the held value began: the held value
+                # never held in valid time (an empty interval, never an inverted one).
+                held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
             sourced = fact.source is not None
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,

@@ -320,7 +320,8 @@ class FalseBeliefs(Node):
 
 
 class WhoKnows(Node):
-    """`who_knows KEY`: each agent up to date, out of date, unknown or unverified."""
+    """`who_knows KEY`: each agent up to date, out of date, incomplete, unknown or
+    unverified."""
 
     key: Key
 
@@ -396,7 +397,8 @@ class ExpectAnalysis(Node):
     """
 
     analysis: Analysis
-    part: Optional[Literal["up_to_date", "out_of_date", "unknown", "unverified", "includes",
+    part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
+                          "includes",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
                            "differ", "first"]] = None
     plan: Optional[Literal["private", "announce"]] = None

@@ -292,7 +292,7 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"= {{{items}}}"
         case None:
             return f"= {keys}"
-        case "up_to_date" | "out_of_date" | "unknown" | "unverified" | "tells":
+        case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
             return f"{expect.part} = {names}"
         case "includes" | "caveats" | "differ":
             return f"{expect.part} = {keys}"

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 
@@ -197,6 +198,32 @@ def test_eight_writers_one_history_equal_to_the_reference(db, fresh):
         assert max(current.values()) == 1  # never two current values of a `one` key
         text = reader.export()
     (scenario,) = check_text(text, "crowd.tom").scenarios
+    assert engine == reference_versions(scenario)
+
+
+def test_threads_sharing_one_session_keep_one_history(db, fresh):
+    name = fresh("threads")
+    with Session.attach(name, db=db) as shared:
+        shared.apply("agents " + ", ".join(f"A{i}" for i in range(8)) + "\nrooms r0, r1")
+
+        def write(me: int) -> None:
+            for n in range(40):
+                shared.apply(f"A{me} sets k{n % 2}.s = p{me}n{n}")
+                shared.believes(f"A{me}", f"k{n % 2}.s")
+
+        threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        events = shared.history()
+        assert [e.step for e in events] == list(range(1, 321))
+        view = shared.view()
+        chains = [(), *shared.scenario.chains()]
+        engine = versions(view, chains)
+        assert all(h.since < (h.until or 10**9) for h in view.superseded(chains))
+        text = shared.export()
+    (scenario,) = check_text(text, "threads.tom").scenarios
     assert engine == reference_versions(scenario)
 
 

@@ -25,6 +25,7 @@ through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
 from __future__ import annotations
 
 import functools
+import threading
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -76,6 +77,18 @@ def _bad_input(method):
     return checked
 
 
+def _serialised(method):
+    """A method that uses the session's checker or its writer connection: one thread at a
+    time (threads may share a session; each call sees the state the previous one left)."""
+
+    @functools.wraps(method)
+    def one_at_a_time(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return one_at_a_time
+
+
 class TomError(ValueError):
     """Bad input: `diagnostics` (code, message, span within `text`, hint), as `tomc check`
     reports them. Nothing was written."""
@@ -98,6 +111,7 @@ class Session:
                  agent: Optional[str] = None, agent_db: Optional[Database] = None):
         self._live = live
         self._stack = stack
+        self._lock = threading.RLock()
         self.memory = name
         self.agent = agent
         self._agent_db = agent_db
@@ -203,6 +217,7 @@ class Session:
         """How many events have happened."""
         return self._live.step
 
+    @_serialised
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
         if self._live.engine.changes_since(self._live.engine.revision):
@@ -210,6 +225,7 @@ class Session:
 
     # ---------------------------------------------------------------- writing
 
+    @_serialised
     def apply(self, statements: Statements, after_step: Optional[int] = None) -> list[AnyEvent]:
         """Check, then commit, `statements` (.tom text, or AST statements): events, `agents`
         and `rooms` lines, in order; returns the events with their steps.
@@ -235,6 +251,7 @@ class Session:
         except DiagnosticError as err:
             raise TomError(err.diagnostics, text) from None
 
+    @_serialised
     def check(self, statements: Statements) -> list[Diagnostic]:
         """The diagnostics of `statements` (events, declarations or questions) after the
         scenario so far, without applying anything: [] when they are valid."""
@@ -305,6 +322,7 @@ class Session:
 
     # ---------------------------------------------------------------- questions
 
+    @_serialised
     def ask(self, question: Union[str, ast.Node]) -> Union[Answer, AnalysisAnswer]:
         """Answer one `ask` or `expect` (text, the leading `ask` may be left out; or AST)
         from the beliefs as they are now. Raises TomError on bad input, AccessDenied for
@@ -359,6 +377,7 @@ class Session:
         return self._ask(ast.Ask(subject=ast.Subject(key=build.key(key)),
                                  when=build.when(at_step, on)))
 
+    @_serialised
     def history(self) -> list[AnyEvent]:
         """The events so far, in step order, each with its step, kind, .tom text and
         witnesses; a session reading as an agent sees the events it witnessed."""
@@ -430,6 +449,7 @@ class Session:
 
     # ---------------------------------------------------------------- lifetime
 
+    @_serialised
     def export(self) -> str:
         """The memory as one .tom file that `tomc run` replays to the same answers: its
         policy, agents, rooms and every event, in step order. Only for a memory

@@ -64,6 +64,8 @@ names = name_texts.map(lambda text: ast.Name(text=text))
 _VALUE_WORDS = ["approved", "rejected", "true", "basket", "enter", "unknown", "from", "to"]
 
 _times = st.one_of(
+    # one instant written three ways: equal dates (ties) must be drawn often
+    st.sampled_from(["2026-03-01", "2026-03-01T00:00", "2026-03-01T02:00+02:00"]),
     st.dates(date(1970, 1, 1), date(2100, 12, 31)).map(date.isoformat),
     st.builds(lambda moment, spec: moment.isoformat(timespec=spec),
               st.datetimes(datetime(1970, 1, 1), datetime(2100, 12, 31)),
@@ -417,6 +419,7 @@ def policies(draw, world: World) -> ast.Policy:
         name=draw(names),
         depth=draw(st.none() | st.integers(1, 4)),
         trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority"])),
+        ties=draw(st.sampled_from([None, "contested", "newest", "first"])),
         sources=[ast.SourceDecl(name=source, authority=draw(st.integers(-5, 9)))
                  for source in world.sources],
         predicates=[ast.PredicateDecl(key=key, cardinality=draw(st.sampled_from(["one", "many"])))

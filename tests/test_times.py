@@ -42,3 +42,31 @@ scenario times {
 def test_equal_instants_and_earlier_successors(db, engine):
     run = run_scenario(scenario(TEXT), engine, db if engine == "falkordb" else None)
     assert [a.passed for a in run.answers] == [True] * 5, [a.shown for a in run.answers]
+
+
+TIE = """policy p {{
+  trust authority
+  {ties}
+  source memo authority 1
+  source note authority 1
+}}
+use policy p
+scenario tie {{
+  agents A
+  claim k.s = one from memo at 2026-03-01
+  claim k.s = two from note at 2026-03-01T00:00
+  ask truth k.s
+}}
+"""
+
+
+@pytest.mark.parametrize("ties, value, contested", [
+    ("", ["one"], ["two"]), ("ties contested", ["one"], ["two"]),
+    ("ties newest", ["two"], []), ("ties first", ["one"], []),
+])
+@pytest.mark.parametrize("engine", ["falkordb", "reference"])
+def test_the_policy_decides_ties_of_authority_and_date(db, engine, ties, value, contested):
+    run = run_scenario(scenario(TIE.format(ties=ties)), engine,
+                       db if engine == "falkordb" else None)
+    (answer,) = run.answers
+    assert (answer.values, answer.contested) == (value, contested)

@@ -141,7 +141,8 @@ class Compiler:
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
                **context) -> Statement:
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "line": event.line, "witnesses": list(event.witnesses), "minds": []}
+                "line": event.line, "witnesses": list(event.witnesses), "minds": [],
+                "ties": self.scenario.policy.ties}
         return Statement(WORLD, template, render(template, kind=event.kind, **context),
                          {**base, **params}, (event.line, event.text))
 
@@ -170,6 +171,7 @@ class Compiler:
                 agent, "mind.cypher", render("mind.cypher"),
                 {"step": event.step, "kind": event.kind, "text": event.text,
                  "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
+                 "ties": self.scenario.policy.ties,
                  "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
                              "keys": list(w.keys)} for w in mind.writes]},
                 origin, links=True))

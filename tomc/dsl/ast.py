@@ -161,12 +161,16 @@ class Policy(Node):
     depth: Optional[int] = None
     limits: Optional[int] = None  # `limits perspectives N`: the most chains a scenario may have
     trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
+    # Same authority, same date: the rival is contested (default), the newer supersedes,
+    # or the first stays and the rival is dropped (SEMANTICS.md section 4).
+    ties: Optional[Literal["contested", "newest", "first"]] = None
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
     sections: list[Section] = []
     depth_span: Optional[Span] = Field(default=None, repr=False)
     limits_span: Optional[Span] = Field(default=None, repr=False)
     trust_span: Optional[Span] = Field(default=None, repr=False)
+    ties_span: Optional[Span] = Field(default=None, repr=False)
 
 
 # ---------------------------------------------------------------- scenario statements

@@ -129,6 +129,8 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
         lines.append((f"limits perspectives {policy.limits}", _line_of(policy.limits_span)))
     if policy.trust is not None:
         lines.append((f"trust {policy.trust}", _line_of(policy.trust_span)))
+    if policy.ties is not None:
+        lines.append((f"ties {policy.ties}", _line_of(policy.ties_span)))
     lines += [(f"source {_name(s.name)} authority {s.authority}", _line(s))
               for s in policy.sources]
     lines += [(f"predicate {_key(p.key)} {p.cardinality}", _line(p)) for p in policy.predicates]

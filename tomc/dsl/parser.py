@@ -291,7 +291,7 @@ class _Builder(Transformer):
         sources, predicates, sections = [], [], []
         for stmt in stmts:
             kind, payload = stmt
-            if kind in ("depth", "limits", "trust"):
+            if kind in ("depth", "limits", "trust", "ties"):
                 fields[kind], fields[f"{kind}_span"] = payload
             elif kind == "source":
                 sources.append(payload)
@@ -322,6 +322,9 @@ class _Builder(Transformer):
 
     def trust(self, meta, children):
         return ("trust", (str(children[0]), _span(meta)))
+
+    def ties(self, meta, children):
+        return ("ties", (str(children[0]), _span(meta)))
 
     def source_decl(self, meta, children):
         return ("source", ast.SourceDecl(name=children[0], authority=int(children[1]),

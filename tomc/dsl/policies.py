@@ -147,6 +147,7 @@ def resolve(policy: ast.Policy) -> PolicyModel:
         cardinality={p.key.text: p.cardinality for p in policy.predicates},
         sections=sections,
         max_perspectives=policy.limits or DEFAULT_MAX_PERSPECTIVES,
+        ties=policy.ties or "contested",
     )
 
 

@@ -39,6 +39,7 @@ class PolicyModel:
     cardinality: dict[str, str]
     sections: dict[str, ast.Section]
     max_perspectives: int = 100_000
+    ties: Literal["contested", "newest", "first"] = "contested"
 
     @property
     def reveal(self) -> str:

@@ -311,8 +311,10 @@ class ReferenceInterpreter:
             outcome = "adopt"
         elif held.value == fact.value:
             outcome = "corroborate"
-        elif force or _outranks(fact, held):
+        elif force or _outranks(fact, held, self.policy.ties):
             outcome = "supersede"
+        elif _tied(fact, held) and self.policy.ties == "first":
+            outcome = "ignore"
         else:
             outcome = "contest"
         if outcome == "corroborate":
@@ -321,6 +323,8 @@ class ReferenceInterpreter:
                 held.support_since.append(event.step)
                 held.support_authority.append(fact.authority)
             held.authority = max(held.authority, fact.authority)
+        elif outcome == "ignore":
+            pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
         elif outcome == "contest":
             held.contested.append(Contest(event.step, fact.value, fact.source, fact.authority,
                                           event.kind))
@@ -371,14 +375,22 @@ class ReferenceInterpreter:
         return Answer(query, values, provenance, contested)
 
 
-def _outranks(fact: Fact, held: Belief) -> bool:
-    """The supersede rows of the resolution table (SEMANTICS.md section 4)."""
+def _outranks(fact: Fact, held: Belief, ties: str) -> bool:
+    """The supersede rows of the resolution table (SEMANTICS.md section 4); a tie (same
+    authority, same date) supersedes under `ties newest`."""
     undated = fact.published is None or held.published is None
     if fact.authority > held.authority:
         return undated or fact.published >= held.published
     if fact.authority == held.authority:
-        return undated or fact.published > held.published
+        return undated or fact.published > held.published or (
+            ties == "newest" and fact.published == held.published)
     return False
+
+
+def _tied(fact: Fact, held: Belief) -> bool:
+    """Same authority and the same (known) date: the policy's `ties` decides."""
+    return (fact.authority == held.authority and fact.published is not None
+            and fact.published == held.published)
 
 
 def run_reference(scenario: ScenarioModel) -> ReferenceInterpreter:

@@ -1,7 +1,7 @@
 {#- Resolution (SEMANTICS.md section 4) of fact `f` in perspective `p`, given `force` and the
     `rule` that named p: adopt into unknown, corroborate an equal value, supersede (close
     the current version at this step, valid until the new value's valid_from, and link the
-    new one to it), or record a contested claim. Nothing is deleted: open versions hang on
+    new one to it), record a contested claim, or (a tie under `ties first`) ignore it. Nothing is deleted: open versions hang on
     HOLDS edges, closed ones on HELD edges, so a write only walks what is current.
     Support grows in place, each source kept with the step it joined and its authority, so
     reads at a past step see the support and authority of then. `made` is the step that
@@ -23,6 +23,10 @@ WITH p, f, rule, h, b, CASE
   WHEN f.authority = b.authority
        AND (f.published IS NULL OR b.published IS NULL OR f.published > b.published)
     THEN 'supersede'
+  WHEN f.authority = b.authority AND f.published = b.published AND $ties = 'newest'
+    THEN 'supersede'
+  WHEN f.authority = b.authority AND f.published = b.published AND $ties = 'first'
+    THEN 'ignore'
   ELSE 'contest' END AS outcome
 WITH p, f, rule, h, b, outcome,
      f.source IS NOT NULL AND NOT f.source IN coalesce(b.support, []) AS new_source

@@ -139,7 +139,7 @@ def list_policy(policy: ast.Policy, file: str,
                       f"where key = {predicate.key.text!r}",
             chains=["every chain the event routes to"]))
     written = {s.event_class for s in policy.sections}
-    touched = _touched(scenarios, model) if scenarios is not None else None
+    touched = _touched(scenarios) if scenarios is not None else None
     for event_class in ("observe", "tell", "announce", "claim"):
         section = model.sections.get(event_class)
         inherited = own and event_class not in written
@@ -236,25 +236,25 @@ def _shapes(rule: ast.Rule, event_class: str, depth: int) -> list[str]:
     return out
 
 
-def _touched(scenarios: list[ScenarioModel], model) -> dict[tuple[str, str], set[str]]:
+def _touched(scenarios: list[ScenarioModel]) -> dict[tuple[str, str], set[str]]:
     """(event class, rule text) -> the chains it named in the scenarios' events, read from
     the routing functions the compiler uses. Under exit-order trust, a conditioned rule is
     evaluated with every listener trusting and with none, so both outcomes show."""
     out: dict[tuple[str, str], set[str]] = {}
     for scenario in scenarios:
         chains = scenario.chains()
-        scenario_policy = model if scenario.policy.name == model.name else scenario.policy
+        policy = scenario.policy
         for event in scenario.events:
             if isinstance(event, Observation) or (
                     isinstance(event, Presence) and event.kind == "enter"
-                    and scenario_policy.reveal == "contents"):
-                routes = observation_routes(scenario_policy, chains, event.witnesses)
+                    and policy.reveal == "contents"):
+                routes = observation_routes(policy, chains, event.witnesses)
             elif isinstance(event, (Communication, Handoff)):
                 trusting = [list(event.listeners)]
-                if scenario_policy.trust == "exit_order":
+                if policy.trust == "exit_order":
                     trusting.append([])
                 routes = [r for believers in trusting for r in communication_routes(
-                    scenario_policy, chains, event, believers)]
+                    policy, chains, event, believers)]
             else:
                 continue
             for route in routes:

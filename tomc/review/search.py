@@ -29,6 +29,7 @@ from hypothesis.errors import NoSuchExample
 from tomc.dsl import ast
 from tomc.dsl.checker import check_parsed
 from tomc.dsl.formatter import format_file
+from tomc.dsl.policies import resolve
 from tomc.dsl.program import ScenarioModel
 from tomc.review.diff import BeliefDiff, PolicyRef, belief_diffs, outcome
 from tomc.review.strategies import World, scenarios
@@ -49,11 +50,11 @@ class Found:
 def world_for(a: PolicyRef, b: PolicyRef, models: list[ScenarioModel],
               depth: int) -> World:
     """The names generated scenarios use: agents and rooms of the scenarios under review
-    (at most four and two), keys they and the policies name, and the sources both
+    (at most four and two), keys they and the two policies name, and the sources both
     policies declare (a claim must come from a declared source or an agent)."""
     agents = list(dict.fromkeys(a for m in models for a in m.agents))[:4] or ["Ann", "Bob", "Cid"]
     rooms = list(dict.fromkeys(r for m in models for r in m.rooms))[:2] or ["room"]
-    policies = [m.policy for m in models] or []
+    policies = [resolve(a.policy), resolve(b.policy)]
     key_texts = [k for p in policies for k in p.cardinality]
     key_texts += [e.fact.key for m in models for e in m.events if hasattr(e, "fact")]
     objects, predicates = [], []
@@ -66,11 +67,10 @@ def world_for(a: PolicyRef, b: PolicyRef, models: list[ScenarioModel],
             predicates.append(predicate)
     objects = list(dict.fromkeys(objects))[:3] or ["box"]
     predicates = list(dict.fromkeys(predicates))[:2] or ["status"]
-    sources = sorted(set.intersection(*[set(p.authorities) for p in policies])
-                     - set(agents)) if policies else []
+    sources = sorted(set(policies[0].authorities) & set(policies[1].authorities) - set(agents))
     named = lambda texts: [ast.Name(text=t) for t in texts]  # noqa: E731
     return World(agents=named(agents), rooms=named(rooms), objects=named(objects),
-                 predicates=named(predicates), containers=named(["basket", "box"][:2]),
+                 predicates=named(predicates), containers=named(["basket", "box"]),
                  sources=named(sources[:2]), depth=depth)
 
 

@@ -103,7 +103,11 @@ def _policy(given: str, json_output: bool) -> PolicyRef:
     ref, problems = policy_ref(given)
     if ref is None:
         for d in problems:
-            typer.echo(d.render(d.source), err=True)
+            if d.span is None:  # about the option itself, not a line of a policy file
+                hint = f"; {d.hint}" if d.hint else ""
+                typer.echo(f"tomc: {d.path}: error[{d.code}]: {d.message}{hint}", err=True)
+            else:
+                typer.echo(d.render(d.source), err=True)
         if json_output:
             emit_json({"diagnostics": [d.to_json() for d in problems]})
         raise typer.Exit(EXIT_BAD_INPUT)

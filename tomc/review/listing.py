@@ -39,8 +39,8 @@ LEGEND = {"S": "the speaker", "L": "a listener", "B": "a listener who trusts the
 
 @dataclass
 class Entry:
-    """One thing a policy decides. `kind`: depth, trust, reveal, authority, cardinality or
-    routing; `text` as written; `file`/`line` where (the shipped default's file when
+    """One thing a policy decides. `kind`: depth, limits, trust, reveal, authority,
+    cardinality or routing; `text` as written; `file`/`line` where (the shipped default's file when
     `inherited`); `section` the event class of a routing rule; `templates` and `cypher` the
     template lines that read its decision; `parameter` what it sets; `chains` the role
     shapes it can touch; `touched` the concrete chains it named in the given scenarios."""
@@ -112,6 +112,12 @@ def list_policy(policy: ast.Policy, file: str,
                          cypher=_excerpt("setup_mind.cypher", ("UNWIND $chains", "MERGE (p:P")),
                          parameter=f"chains: every chain of 1..{model.depth} distinct agents",
                          chains=[f"chains of length 1..{model.depth}"]))
+    if policy.limits is not None:
+        src, line, text = where(policy.limits_span, None, False)
+        entries.append(Entry("limits", text or f"limits perspectives {policy.limits}", src,
+                             line, parameter=f"no Cypher: the checker refuses a scenario whose "
+                                             f"agents make more than {policy.limits} chains "
+                                             "(E152)"))
     inherited = policy.trust is None and own
     src, line, text = where(default_policy.trust_span if inherited else policy.trust_span,
                             None, inherited)

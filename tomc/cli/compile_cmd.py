@@ -1,4 +1,6 @@
-"""`tomc compile FILE`: print the plan of parameterised Cypher a run would execute."""
+"""`tomc compile FILE`: print the plan of parameterised Cypher a run would execute; for a
+policy file (or with `--policy-only`), the policy's entries beside their Cypher
+(tomc/review/listing.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,11 @@ from tomc.compiler.lower import compile_scenario
 from tomc.compiler.plan import GraphNames, Plan, Statement, describe_target
 from tomc.compiler.reads import reads_for
 from tomc.compiler.templates import render
+from tomc.dsl import ast
+from tomc.dsl.checker import CheckResult
+from tomc.dsl.parser import parse
 from tomc.dsl.program import QueryModel, ScenarioModel
+from tomc.review.listing import LEGEND, PolicyListing, list_policy, policy_file
 from tomc.runtime.queries import belief_read
 
 
@@ -37,19 +43,35 @@ def _event_reads(scenario: ScenarioModel) -> dict[int, list[Statement]]:
             for e in scenario.events}
 
 
-def compile_(file: Path = typer.Argument(..., help="A .tom file."),
+def compile_(file: Path = typer.Argument(..., help="A .tom file: a scenario or a policy."),
+             policy_only: bool = typer.Option(
+                 False, "--policy-only",
+                 help="For a scenario file: list the policy it uses (and the chains each "
+                      "rule names in its events) instead of the plan."),
              json_output: bool = JSON_OPTION) -> None:
     """Print every parameterised Cypher statement a run executes, in order, with its
-    parameters and the .tom line it implements: what a policy review reads. User names and
-    values appear only in the parameters, never in the Cypher text. Values an event reads
-    from the graphs first (who trusts a speaker, what entering reveals, what a handoff
-    sends) are shown as the read that binds them, with empty placeholders in the plan."""
+    parameters and the .tom line it implements. User names and values appear only in the
+    parameters, never in the Cypher text. Values an event reads from the graphs first (who
+    trusts a speaker, what entering reveals, what a handoff sends) are shown as the read
+    that binds them, with empty placeholders in the plan.
+
+    For a policy file (or a scenario file with --policy-only): each routing rule, trust
+    mode, reveal mode, authority and cardinality as written, with its file and line, the
+    Cypher lines that read its decision, the parameter it sets and the chains it can touch
+    (docs/review.md)."""
     results = check_all([file], quiet_json=json_output)
     if not results[0].ok:
         if json_output:
             emit_json({"diagnostics": diagnostics_json(results)})
         raise typer.Exit(EXIT_BAD_INPUT)
     scenarios = results[0].scenarios
+    if policy_only or not scenarios:
+        listings = _listings(results[0], with_scenarios=bool(scenarios))
+        if json_output:
+            emit_json({"policies": [listing.to_json() for listing in listings]})
+        else:
+            typer.echo("\n\n".join(_listing_text(listing) for listing in listings))
+        raise typer.Exit(EXIT_OK)
     plans = [compile_scenario(s) for s in scenarios]
     if json_output:
         emit_json({"plans": [_plan_json(scenario, p) for scenario, p in zip(scenarios, plans)]})
@@ -113,3 +135,39 @@ def _reads(scenario: ScenarioModel, plan: Plan) -> list[dict]:
             read.update(graph=graph, template=template, params=params)
         reads.append(read)
     return reads
+
+
+def _listings(result: CheckResult, with_scenarios: bool) -> list[PolicyListing]:
+    """A policy file: each policy it defines. A scenario file: the policy its scenarios use,
+    with the chains each rule named in their events. (The file checked without errors.)"""
+    file = parse(result.source, result.path)
+    inline = {i.name.text: i for i in file.items if isinstance(i, ast.Policy)}
+    if not with_scenarios:
+        return [list_policy(p, result.path) for p in inline.values()]
+    model = result.scenarios[0].policy
+    uses = [i for i in file.items if isinstance(i, ast.UsePolicy)]
+    source = policy_file(uses[0] if uses else None, inline, Path(result.path).parent,
+                         result.path)
+    written = parse(Path(source).read_text(encoding="utf-8"), source)
+    policy = next(p for p in written.items
+                  if isinstance(p, ast.Policy) and p.name.text == model.name)
+    return [list_policy(policy, source, result.scenarios)]
+
+
+def _listing_text(listing: PolicyListing) -> str:
+    """The reviewer's text: per entry, `where: as written`, then its Cypher, parameter and
+    chains, indented."""
+    out = [f"// policy {listing.name}  ({listing.file})",
+           "// chain shapes: " + "; ".join(f"{k} {v}" for k, v in LEGEND.items())]
+    for e in listing.entries:
+        section = f"on {e.section}: " if e.kind == "routing" else ""
+        origin = "  (from the default policy)" if e.inherited else ""
+        out.append(f"\n{e.kind}: {section}{e.text}   ({e.file}:{e.line}){origin}")
+        if e.cypher:
+            out.append(f"  cypher ({', '.join(e.templates)}):")
+            out.extend(f"    {line}" for line in e.cypher.splitlines())
+        out.append(f"  sets: {e.parameter}")
+        out.append(f"  can touch: {', '.join(e.chains) or 'no chain'}")
+        if e.touched is not None:
+            out.append(f"  touched in these scenarios: {', '.join(e.touched) or 'no chain'}")
+    return "\n".join(out)

@@ -52,12 +52,18 @@ def check_file(path: str | Path) -> CheckResult:
 
 def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) -> CheckResult:
     """Parse and check .tom text; `base` is the folder policy paths are relative to."""
-    result = CheckResult(path, source)
     try:
         file = parse(source, path)
     except DiagnosticError as err:
-        result.diagnostics = err.diagnostics
-        return result
+        return CheckResult(path, source, diagnostics=err.diagnostics)
+    return check_parsed(file, source, path, base)
+
+
+def check_parsed(file: ast.File, source: str, path: str = "<input>",
+                 base: Optional[Path] = None) -> CheckResult:
+    """Check a parsed file (`source` is its text, for the events' text and diagnostics); a
+    caller may have edited its items first, e.g. `tomc diff` puts another `use policy`."""
+    result = CheckResult(path, source)
     base = base or Path(path).parent
     inline: dict[str, ast.Policy] = {}
     for item in file.items:

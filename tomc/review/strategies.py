@@ -1,0 +1,436 @@
+"""Hypothesis strategies for .tom ASTs: generated scenarios and policies.
+
+The strategies build `ast.File` values directly (not text), and every file they build is
+valid for the checker too: names are declared before use, an agent exits only the room it
+is in, moves and `says` come only from an agent in a room, a tell has two distinct agents,
+a chain names pairwise distinct agents and is no deeper than the policy, claims come from
+a declared source or an agent, dates are real calendar dates, sets are expected only of
+keys a policy declares `many`, and handoffs and the analyses of two agents (handoff,
+common_ground, context_for) appear only under a policy of depth 2 or more, whose chain
+`S > R` they read. The nodes carry no spans: to run a generated file, format it
+with `tomc.dsl.formatter.format_file` and parse the text.
+
+Events are drawn as a plain list, independently of one another, then replayed in order
+with the agents' presence: an exit or a move by an agent in no room is given to an agent
+who is in one (or dropped when nobody is). So hypothesis shrinks a failure by deleting
+events from the list.
+
+The property tests (tests/strategies.py adds their settings profiles) and `tomc diff
+--search` (tomc/review/search.py, over a fixed `World` of the policies' names) draw from here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from functools import partial
+from typing import Optional
+
+from hypothesis import strategies as st
+
+from tomc.dsl import ast
+
+PLAIN_NAMES = ["Sally", "Anne", "Bob", "room", "box", "marble", "x", "status", "_tmp", "a1"]
+UNICODE_NAMES = ["Zoë", "李雷", "Ελένη", "Ångström", "ŝipo", "Мария"]
+# Names the formatter must quote: punctuation, spaces, escapes, and words of the grammar.
+QUOTED_NAMES = ['O\'Brien "x"', "a > b", "two words", "back\\slash", "tab\there", "new\nline",
+                "1st", "a.b", "enter", "to", "in", "is", "trusts", "unknown", "one", " ",
+                "\u2028", "x\x7f"]
+
+_CHARACTERS = st.characters(codec="utf-8", exclude_characters="\x00")
+_NAME_TOKEN = re.compile(r"[^\W\d]\w*")  # NAME in grammar.lark
+
+name_texts = st.one_of(
+    st.sampled_from(PLAIN_NAMES),
+    st.sampled_from(UNICODE_NAMES),
+    st.sampled_from(QUOTED_NAMES),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,7}", fullmatch=True),
+    st.text(_CHARACTERS, min_size=1, max_size=12),
+)
+names = name_texts.map(lambda text: ast.Name(text=text))
+
+# Bare value words: in a value position a grammar word is an ordinary name.
+_VALUE_WORDS = ["approved", "rejected", "true", "basket", "enter", "unknown", "from", "to"]
+
+_times = st.one_of(
+    # one instant written three ways: equal dates (ties) must be drawn often
+    st.sampled_from(["2026-03-01", "2026-03-01T00:00", "2026-03-01T02:00+02:00"]),
+    st.dates(date(1970, 1, 1), date(2100, 12, 31)).map(date.isoformat),
+    st.builds(lambda moment, spec: moment.isoformat(timespec=spec),
+              st.datetimes(datetime(1970, 1, 1), datetime(2100, 12, 31)),
+              st.sampled_from(["minutes", "seconds"])),
+)
+
+
+def _text(node: ast.Name | ast.Key) -> str:
+    return node.text
+
+
+def _distinct_names(min_size: int, max_size: int) -> st.SearchStrategy[list[ast.Name]]:
+    return st.lists(names, min_size=min_size, max_size=max_size, unique_by=_text)
+
+
+def _subset(pool: list[ast.Name], max_size: int = 3) -> st.SearchStrategy[list[ast.Name]]:
+    return st.lists(st.sampled_from(pool), min_size=1, max_size=max_size, unique_by=_text)
+
+
+@dataclass
+class World:
+    """What a scenario may name: declared agents, rooms and sources, the keys its facts
+    use, the policy's depth and the keys the policy declares `many`."""
+
+    agents: list[ast.Name]
+    rooms: list[ast.Name]
+    objects: list[ast.Name]
+    predicates: list[ast.Name]
+    containers: list[ast.Name]
+    sources: list[ast.Name] = field(default_factory=list)
+    depth: int = 2
+    many: frozenset[str] = frozenset()
+
+
+@st.composite
+def worlds(draw, depth: int = 2, max_sources: int = 0) -> World:
+    """2-6 agents, 1-3 rooms and 0..max_sources sources, all named distinctly; 1-3 objects,
+    1-2 predicates and 1-3 containers."""
+    n_agents, n_rooms = draw(st.integers(2, 6)), draw(st.integers(1, 3))
+    n_declared = n_agents + n_rooms
+    declared = draw(_distinct_names(n_declared, n_declared + max_sources))
+    return World(agents=declared[:n_agents], rooms=declared[n_agents:n_declared],
+                 sources=declared[n_declared:], objects=draw(_distinct_names(1, 3)),
+                 predicates=draw(_distinct_names(1, 2)),
+                 containers=draw(_distinct_names(1, 3)), depth=depth)
+
+
+# ---------------------------------------------------------------- keys, values, facts
+
+
+def keys(world: World) -> st.SearchStrategy[ast.Key]:
+    """`object` or `object.predicate`."""
+    return st.builds(ast.Key, subject=st.sampled_from(world.objects),
+                     predicate=st.none() | st.sampled_from(world.predicates))
+
+
+def _as_value(name: ast.Name, bare: bool) -> ast.Value:
+    """A name in a value position (`X is in C`, `supported by S`): kind name when written
+    bare, string when quoted."""
+    kind = "name" if bare and _NAME_TOKEN.fullmatch(name.text) else "string"
+    return ast.Value(text=name.text, kind=kind)
+
+
+def _containers(world: World) -> st.SearchStrategy[ast.Value]:
+    return st.builds(_as_value, st.sampled_from(world.containers), st.booleans())
+
+
+def values(world: World) -> st.SearchStrategy[ast.Value]:
+    """Right-hand sides of `=`: bare names, strings, numbers and times."""
+    return st.one_of(
+        st.sampled_from(_VALUE_WORDS).map(lambda text: ast.Value(text=text)),
+        _containers(world),
+        st.text(_CHARACTERS, max_size=10).map(lambda text: ast.Value(text=text, kind="string")),
+        st.from_regex(r"[+-]?[0-9]{1,6}(\.[0-9]{1,3})?", fullmatch=True).map(
+            lambda text: ast.Value(text=text, kind="number")),
+        _times.map(lambda text: ast.Value(text=text, kind="time")),
+    )
+
+
+def facts(world: World) -> st.SearchStrategy[ast.Fact]:
+    """`key = value` or `object is in container`."""
+    assign = st.builds(ast.Fact, key=keys(world), value=values(world))
+    located = st.builds(
+        lambda subject, value: ast.Fact(key=ast.Key(subject=subject), value=value,
+                                        form="located"),
+        st.sampled_from(world.objects), _containers(world))
+    return assign | located
+
+
+# ---------------------------------------------------------------- events
+
+
+def _claims(world: World, fact: st.SearchStrategy[ast.Fact]) -> st.SearchStrategy[ast.Claim]:
+    audiences = st.one_of(
+        st.just({"audience": "all"}),
+        st.sampled_from(world.rooms).map(lambda room: {"audience": "room", "room": room}),
+        _subset(world.agents).map(lambda agents: {"audience": "agents", "recipients": agents}),
+    )
+    return st.builds(
+        lambda audience, **fields: ast.Claim(**fields, **audience),
+        audiences,
+        fact=fact,
+        source=st.sampled_from(world.agents + world.sources),
+        by=st.none() | st.sampled_from(world.agents),
+        at=st.none() | _times,
+        valid_from=st.none() | _times,
+    )
+
+
+def _events(world: World) -> st.SearchStrategy:
+    """Every kind of event, each drawn without regard to presence (see `_replay`)."""
+    agent, room, fact = st.sampled_from(world.agents), st.sampled_from(world.rooms), facts(world)
+    pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    handoffs = [st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]),
+                          pairs)] if world.depth >= 2 else []  # it reads S > R
+    return st.one_of(
+        *handoffs,
+        st.builds(ast.Enter, agents=_subset(world.agents), room=room),
+        st.builds(ast.Exit, agents=_subset(world.agents), room=room),
+        st.builds(ast.State, room=room, fact=fact),
+        st.builds(ast.Move, actor=agent, subject=st.sampled_from(world.objects),
+                  container=st.sampled_from(world.containers)),
+        st.builds(ast.SetValue, actor=agent, fact=fact),
+        st.builds(lambda pair, fact: ast.Tell(speaker=pair[0], listener=pair[1], fact=fact),
+                  pairs, fact),
+        st.builds(ast.Says, speaker=agent, fact=fact),
+        st.builds(ast.Announce, speaker=agent, fact=fact),
+        _claims(world, fact),
+        st.builds(ast.Wait, agent=agent),
+        st.builds(ast.Noop, text=st.none() | st.text(_CHARACTERS, max_size=20)),
+    )
+
+
+def _replay(event, where: dict[ast.Name, ast.Name]):
+    """`event` made valid for the presence `where` (agent -> room), which it then updates.
+
+    An exit keeps the listed agents in the room of the first one present; a move or a
+    `says` by an agent in no room goes to the first agent who is in one. None when such
+    an event finds nobody in any room.
+    """
+    if isinstance(event, ast.Enter):
+        where.update(dict.fromkeys(event.agents, event.room))
+    elif isinstance(event, ast.Exit):
+        present = [a for a in event.agents if a in where] or list(where)[:1]
+        if not present:
+            return None
+        room = where[present[0]]
+        leaving = [a for a in present if where[a] == room]
+        for agent in leaving:
+            del where[agent]
+        return ast.Exit(agents=leaving, room=room)
+    elif isinstance(event, (ast.Move, ast.Says)):
+        role = "actor" if isinstance(event, ast.Move) else "speaker"
+        if getattr(event, role) not in where:
+            return event.model_copy(update={role: next(iter(where))}) if where else None
+    return event
+
+
+# ---------------------------------------------------------------- queries
+
+
+def _subjects(world: World) -> st.SearchStrategy[ast.Subject]:
+    """`truth KEY`, or a chain of 1..depth distinct agents and a key."""
+    chains = st.lists(st.sampled_from(world.agents), max_size=min(world.depth, len(world.agents)),
+                      unique_by=_text)
+    return st.builds(ast.Subject, chain=chains, key=keys(world))
+
+
+def _expect(world: World, subject: ast.Subject, form: str, value: ast.Value,
+            container: ast.Value, value_list: list[ast.Value], sources: list[ast.Value],
+            when: Optional[ast.When]) -> ast.Expect:
+    """An expectation of the kind the key allows: a set for a `many` key, else one value."""
+    if form in ("unknown", "contested", "supported"):
+        listed = {"unknown": [], "contested": [value, *value_list], "supported": sources}
+        return ast.Expect(subject=subject, kind=form, values=listed[form], when=when)
+    if subject.key.text in world.many:
+        return ast.Expect(subject=subject, kind="set", values=value_list, when=when)
+    if form == "located" and subject.key.predicate is None:
+        return ast.Expect(subject=subject, kind="value", values=[container], form="located",
+                          when=when)
+    return ast.Expect(subject=subject, kind="value", values=[value], when=when)
+
+
+def _analyses(world: World) -> st.SearchStrategy:
+    """Every analysis, with arguments the checker accepts (the pairs need depth 2)."""
+    agent = st.sampled_from(world.agents)
+    pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    chains = st.lists(agent, min_size=1, max_size=min(world.depth, len(world.agents)),
+                      unique_by=_text)
+    found = [st.builds(ast.FalseBeliefs, depth=st.none() | st.integers(1, world.depth)),
+             st.builds(ast.WhoKnows, key=keys(world)),
+             st.builds(ast.Explain, chain=chains, key=keys(world)),
+             st.builds(ast.PlanAnnouncements, key=keys(world), speaker=agent)]
+    if world.depth >= 2:
+        found += [pairs.map(lambda p: ast.Handoff(sender=p[0], receiver=p[1])),
+                  pairs.map(lambda p: ast.CommonGround(first=p[0], second=p[1])),
+                  pairs.map(lambda p: ast.ContextFor(agent=p[0], other=p[1]))]
+    return st.one_of(found)
+
+
+@st.composite
+def _analysis_expects(draw, world: World) -> ast.ExpectAnalysis:
+    """An expectation of one part of an analysis, with items of the shape that part lists
+    (the items themselves are drawn freely: most such expectations fail)."""
+    analysis = draw(_analyses(world))
+    agent = st.sampled_from(world.agents)
+    some_keys = st.lists(keys(world), max_size=3)
+    some_agents = st.lists(agent, max_size=3, unique_by=_text)
+    match analysis:
+        case ast.FalseBeliefs(depth=depth):
+            size = depth or 1
+            chains = st.lists(agent, min_size=size, max_size=size, unique_by=_text)
+            items = st.builds(ast.BelieverKey, chain=chains, key=keys(world))
+            listed = draw(st.lists(items, max_size=3)) if size <= len(world.agents) else []
+            return ast.ExpectAnalysis(analysis=analysis, believer_keys=listed)
+        case ast.WhoKnows():
+            part = draw(st.sampled_from(["up_to_date", "out_of_date", "incomplete", "unknown",
+                                         "unverified"]))
+            return ast.ExpectAnalysis(analysis=analysis, part=part, names=draw(some_agents))
+        case ast.Handoff():
+            part = draw(st.sampled_from(["includes", "caveats", "excludes"]))
+            excluded = st.builds(ast.Excluded, key=keys(world), reason=st.sampled_from(
+                ["superseded", "contested", "private", "known"]))
+            return ast.ExpectAnalysis(
+                analysis=analysis, part=part,
+                keys=draw(some_keys) if part != "excludes" else [],
+                excluded=draw(st.lists(excluded, max_size=3)) if part == "excludes" else [])
+        case ast.CommonGround():
+            return ast.ExpectAnalysis(analysis=analysis, keys=draw(some_keys))
+        case ast.Explain():
+            if draw(st.booleans()):
+                return ast.ExpectAnalysis(analysis=analysis, part="from_step",
+                                          number=draw(st.integers(0, 40)))
+            path = draw(st.lists(agent, min_size=1, max_size=3, unique_by=_text))
+            return ast.ExpectAnalysis(analysis=analysis, part="path", names=path)
+        case ast.PlanAnnouncements():
+            part = draw(st.sampled_from(["best", "tells", "left"]))
+            plan = draw(st.sampled_from(["private", "announce"]))
+            return ast.ExpectAnalysis(
+                analysis=analysis, part=part, plan=plan if part != "tells" else None,
+                names=draw(some_agents) if part == "tells" else [],
+                depth=draw(st.integers(1, world.depth)) if part == "left" else None,
+                number=draw(st.integers(0, 5)) if part == "left" else None)
+    part = draw(st.sampled_from(["differ", "first"]))  # context_for
+    listed = [draw(keys(world))] if part == "first" else draw(some_keys)
+    return ast.ExpectAnalysis(analysis=analysis, part=part, keys=listed)
+
+
+def _queries(world: World) -> st.SearchStrategy[ast.Expect | ast.Ask]:
+    whens = st.none() | st.builds(ast.When, step=st.integers(0, 40)) | st.builds(
+        ast.When, date=_times)
+    sources = st.lists(st.builds(_as_value, st.sampled_from(world.agents + world.sources),
+                                 st.booleans()), min_size=1, max_size=3)
+    expects = st.builds(partial(_expect, world), _subjects(world),
+                        st.sampled_from(["assign", "located", "unknown", "contested",
+                                         "supported"]),
+                        values(world), _containers(world), st.lists(values(world), max_size=3),
+                        sources, whens)
+    asks = st.builds(ast.Ask, subject=_subjects(world), when=whens)
+    analyses = st.builds(ast.AskAnalysis, analysis=_analyses(world)) | _analysis_expects(world)
+    return expects | asks | analyses
+
+
+# ---------------------------------------------------------------- scenarios and files
+
+
+def _scenario(world: World, name: ast.Name, events: list, queries: list) -> ast.Scenario:
+    where: dict[ast.Name, ast.Name] = {}
+    played = [e for e in (_replay(event, where) for event in events) if e is not None]
+    asked = [_no_later_than(len(played), query) for query in queries]
+    return ast.Scenario(name=name, statements=[ast.Agents(names=world.agents),
+                                               ast.Rooms(names=world.rooms), *played, *asked])
+
+
+def _no_later_than(steps: int, query):
+    """A query `at step N` (or `expect explain ... from step N`) moved back to the last step
+    when N has not happened yet."""
+    if isinstance(query, ast.ExpectAnalysis):
+        if query.part == "from_step" and query.number > steps:
+            return query.model_copy(update={"number": steps})
+        return query
+    if isinstance(query, ast.AskAnalysis):
+        return query
+    if query.when is not None and query.when.step is not None and query.when.step > steps:
+        return query.model_copy(update={"when": ast.When(step=steps)})
+    return query
+
+
+def scenarios(world: World, max_events: int = 40,
+              max_queries: int = 6) -> st.SearchStrategy[ast.Scenario]:
+    """A scenario over `world`: declarations, up to max_events events, then up to
+    max_queries expects and asks (`at step N` names a step that has happened)."""
+    events = _events(world)  # a drawn length: lists alone average about five elements
+    return st.builds(partial(_scenario, world), names,
+                     st.integers(0, max_events).flatmap(
+                         lambda n: st.lists(events, min_size=n, max_size=n)),
+                     st.lists(_queries(world), max_size=max_queries))
+
+
+def scenario_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:
+    """`use policy default` (depth 2) or `use policy hitom` (depth 4), then one scenario."""
+    def using(policy: str, depth: int) -> st.SearchStrategy[ast.File]:
+        return worlds(depth=depth).flatmap(lambda world: scenarios(world, max_events)).map(
+            lambda scenario: ast.File(items=[ast.UsePolicy(target=ast.Name(text=policy)),
+                                             scenario]))
+
+    return using("default", 2) | using("hitom", 4)
+
+
+# ---------------------------------------------------------------- policies
+
+_PATHS = [["listener"], ["speaker"], ["listener", "speaker"], ["speaker", "listener"]]
+_EXCEPTED = [[], ["speaker"], ["listener"], ["speaker", "listener"]]
+_OVER = [["listeners"], ["believers"], ["believers", "speaker"], ["listeners", "speaker"],
+         ["speaker"]]
+
+
+def _path_rule(path: list[str], excepted: list[str],
+               condition: Optional[ast.Condition]) -> ast.Rule:
+    """A chain of roles; a trust condition only when `listener` is in it."""
+    return ast.Rule(path=path, excepted=excepted,
+                    condition=condition if "listener" in path else None)
+
+
+def _rules(event_class: str) -> st.SearchStrategy[ast.Rule]:
+    """A rule the checker accepts under `on event_class:`."""
+    if event_class == "observe":
+        return st.just(ast.Rule(over=["witnesses"]))
+    over = st.builds(ast.Rule, over=st.sampled_from(_OVER), excepted=st.sampled_from(_EXCEPTED))
+    conditions = st.none() | st.builds(ast.Condition, truster=st.just("listener"),
+                                       trusted=st.just("speaker"), negated=st.booleans())
+    path = st.builds(_path_rule, st.sampled_from(_PATHS), st.sampled_from(_EXCEPTED), conditions)
+    return over | path
+
+
+def _sections(event_class: str) -> st.SearchStrategy[ast.Section]:
+    if event_class == "enter":  # entering takes a reveal mode, no rules
+        return st.builds(ast.Section, event_class=st.just("enter"),
+                         reveal=st.sampled_from([None, "nothing", "contents"]))
+    return st.builds(ast.Section, event_class=st.just(event_class),
+                     rules=st.lists(_rules(event_class), max_size=3))
+
+
+@st.composite
+def policies(draw, world: World) -> ast.Policy:
+    """A valid policy: depth 1-4 or unset, the world's sources, predicates over its keys,
+    and sections in any order, each event class at most once."""
+    classes = draw(st.lists(st.sampled_from(["observe", "enter", "tell", "announce", "claim"]),
+                            unique=True))
+    declared = draw(st.lists(keys(world), max_size=3, unique_by=_text))
+    return ast.Policy(
+        name=draw(names),
+        depth=draw(st.none() | st.integers(1, 4)),
+        trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority"])),
+        ties=draw(st.sampled_from([None, "contested", "newest", "first"])),
+        sources=[ast.SourceDecl(name=source, authority=draw(st.integers(-5, 9)))
+                 for source in world.sources],
+        predicates=[ast.PredicateDecl(key=key, cardinality=draw(st.sampled_from(["one", "many"])))
+                    for key in declared],
+        sections=[draw(_sections(event_class)) for event_class in classes],
+    )
+
+
+@st.composite
+def inline_policy_files(draw, max_events: int = 40) -> ast.File:
+    """A file that defines a policy, uses it, and has one scenario within its depth."""
+    world = draw(worlds(max_sources=2))
+    policy = draw(policies(world))
+    world = replace(world, depth=policy.depth or 2, many=frozenset(
+        p.key.text for p in policy.predicates if p.cardinality == "many"))
+    return ast.File(items=[policy, ast.UsePolicy(target=policy.name),
+                           draw(scenarios(world, max_events))])
+
+
+def valid_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:
+    """Every file shape the formatter must round-trip: a shipped or an inline policy, and
+    one scenario."""
+    return scenario_files(max_events) | inline_policy_files(max_events)

@@ -39,7 +39,7 @@ LEGEND = {"S": "the speaker", "L": "a listener", "B": "a listener who trusts the
 
 @dataclass
 class Entry:
-    """One thing a policy decides. `kind`: depth, limits, trust, reveal, authority,
+    """One thing a policy decides. `kind`: depth, limits, trust, ties, reveal, authority,
     cardinality or routing; `text` as written; `file`/`line` where (the shipped default's file when
     `inherited`); `section` the event class of a routing rule; `templates` and `cypher` the
     template lines that read its decision; `parameter` what it sets; `chains` the role
@@ -123,6 +123,15 @@ def list_policy(policy: ast.Policy, file: str,
                             None, inherited)
     entries.append(_trust_entry(model.trust, text or f"trust {model.trust}", src, line,
                                 inherited))
+    if policy.ties is not None:
+        src, line, text = where(policy.ties_span, None, False)
+        entries.append(Entry("ties", text or f"ties {policy.ties}", src, line,
+                             templates=["resolve.cypher"],
+                             cypher=_excerpt("mind.cypher", ("$ties = 'newest'",
+                                                             "$ties = 'first'")),
+                             parameter=f"ties = {policy.ties!r}: a claim of the same "
+                                       "authority and instant as the held value",
+                             chains=["every chain the event routes to"]))
     enter = model.sections["enter"]
     inherited = own and not any(s.event_class == "enter" for s in policy.sections)
     src, line, text = where(enter.reveal_span, enter.span, inherited)

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from tomc.cli import check_cmd, compile_cmd, fmt_cmd, import_cmd, run_cmd, test_cmd
+from tomc.cli import check_cmd, compile_cmd, fmt_cmd, import_cmd, mcp_cmd, run_cmd, test_cmd
 
 app = typer.Typer(
     name="tomc",
@@ -25,6 +25,7 @@ app.command("check")(check_cmd.check)
 app.command("compile")(compile_cmd.compile_)
 app.command("test")(test_cmd.test)
 app.command("fmt")(fmt_cmd.fmt)
+app.command("mcp")(mcp_cmd.mcp)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")

@@ -117,28 +117,31 @@ class Flag:
 
 
 def flagged(payload: object, events: Sequence[AnyEvent] = ()) -> list[Flag]:
-    """Every string in a JSON-shaped `payload` (dicts, lists, strings) that reads like an
-    instruction, with the events among `events` whose fact has that value or whose .tom
-    text contains it."""
+    """Every value in a JSON-shaped `payload` (dicts, lists, strings) that reads like an
+    instruction, with the events among `events` that carried it. A longer string that
+    quotes such values (an event's .tom text, a context block) is flagged once per value
+    it quotes, with that value; a string no event explains is flagged whole."""
     out = []
     for path, text in _strings(payload, ""):
         reason = instruction_like(text)
-        if reason is not None:
-            out.append(Flag(path, text, reason, origins(text, events)))
+        if reason is None:
+            continue
+        quoted = sorted({v for v in _values(events) if v in text and instruction_like(v)})
+        for value in quoted or [text]:
+            out.append(Flag(path, value, instruction_like(value) or reason,
+                            origins(value, events)))
     return out
 
 
-def origins(text: str, events: Sequence[AnyEvent]) -> tuple[Origin, ...]:
-    """The events that carried `text`: a fact with that value, or (for event text shown
-    whole) an event whose fact value it contains."""
-    found = []
-    for event in events:
-        fact = getattr(event, "fact", None)
-        if fact is None or not (fact.value == text or fact.value in text):
-            continue
-        found.append(Origin(event.step, event.kind, getattr(event, "source", None),
-                            getattr(event, "authority", 0)))
-    return tuple(found)
+def origins(value: str, events: Sequence[AnyEvent]) -> tuple[Origin, ...]:
+    """The events whose fact carried `value`."""
+    return tuple(Origin(e.step, e.kind, getattr(e, "source", None), getattr(e, "authority", 0))
+                 for e in events
+                 if getattr(e, "fact", None) is not None and e.fact.value == value)
+
+
+def _values(events: Sequence[AnyEvent]) -> set[str]:
+    return {e.fact.value for e in events if getattr(e, "fact", None) is not None}
 
 
 def _strings(payload: object, path: str) -> Iterator[tuple[str, str]]:

@@ -13,8 +13,8 @@ refused before anything is written; the supervisor's other tools are not offered
     tell(listener, key, value) / say(key, value) -> {"memory", "step", "events": [...]}
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the SDK reads the tools' signatures, whose
+# argument types (`Speaker`) and examples are made here, per agent, not at module level.
 from typing import Annotated, Optional, Sequence, Union
 
 from mcp.server.mcpserver import MCPServer

@@ -280,7 +280,8 @@ def _analysis_expects(draw, world: World) -> ast.ExpectAnalysis:
             listed = draw(st.lists(items, max_size=3)) if size <= len(world.agents) else []
             return ast.ExpectAnalysis(analysis=analysis, believer_keys=listed)
         case ast.WhoKnows():
-            part = draw(st.sampled_from(["up_to_date", "out_of_date", "unknown", "unverified"]))
+            part = draw(st.sampled_from(["up_to_date", "out_of_date", "incomplete", "unknown",
+                                         "unverified"]))
             return ast.ExpectAnalysis(analysis=analysis, part=part, names=draw(some_agents))
         case ast.Handoff():
             part = draw(st.sampled_from(["includes", "caveats", "excludes"]))

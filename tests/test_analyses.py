@@ -100,6 +100,17 @@ def test_false_beliefs_at_depth_3(db):
 # ---------------------------------------------------------------- who_knows
 
 
+def test_who_knows_a_subset_of_a_many_key_is_incomplete_not_out_of_date(db):
+    body = ("claim tags.all = red from bulletin to all\n"
+            "claim tags.all = blue from bulletin to A, B\n"
+            "claim tags.all = green from bulletin to A\n"
+            "B tells C tags.all = pink\n"  # C holds red and pink: pink is wrong
+            "expect who_knows tags.all up_to_date = {A}\n"
+            "expect who_knows tags.all incomplete = {B}\n"
+            "expect who_knows tags.all out_of_date = {C}")
+    assert passed(db, body, "p") == [True, True, True]
+
+
 def test_who_knows_sorts_every_agent(db):
     (found,) = results(db, SALLY + "A announces z.s = 1\nask who_knows k\n")
     assert (found.truth, found.up_to_date, [h.agent for h in found.out_of_date],

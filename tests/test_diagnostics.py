@@ -29,6 +29,7 @@ CASES = {
     "E142": S.format(body="  expect false_beliefs depth 1 = {Sally > Anne: k}"),
     "E150": "policy p {\n  depth 9\n}\n" + S.format(body=""),
     "E151": "policy p {\n  on observe:\n    listener adopts\n}\n" + S.format(body=""),
+    "E152": "scenario s {\n  agents " + ", ".join(f"a{i}" for i in range(400)) + "\n}\n",
     "E160": "# nothing here\n",
 }
 
@@ -97,3 +98,13 @@ def test_at_most_100_errors_are_kept_per_scenario():
     body = "".join(f"  B{i} enters room\n" for i in range(500))
     result = check_text(S.format(body=body), "bad.tom")
     assert len(result.diagnostics) == 100 and result.suppressed == 400 and not result.ok
+
+
+def test_a_policy_may_raise_the_perspective_limit():
+    agents = ", ".join(f"a{i}" for i in range(400))  # 160,000 chains at depth 2
+    raised = check_text("policy big {\n  depth 2\n  limits perspectives 200000\n}\n"
+                        f"use policy big\nscenario s {{\n  agents {agents}\n}}\n", "big.tom")
+    assert raised.ok, [d.message for d in raised.diagnostics]
+    (diagnostic,) = check_text(CASES["E152"], "big.tom").diagnostics
+    assert "160,000 perspectives" in diagnostic.message
+    assert diagnostic.span.line == 2 and "limits perspectives 160000" in diagnostic.hint

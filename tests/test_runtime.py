@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -18,6 +21,8 @@ from tomc.dsl.checker import check_file
 from tomc.runner import run_scenario
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.executor import HOST, STAGING_MARK
+from tomc.runtime.forks import FORK_PREFIX
 from tomc.runtime.server import EmbeddedServer
 
 
@@ -131,3 +136,38 @@ def test_a_long_data_path_still_gets_a_short_socket(tmp_path, monkeypatch):
     with connect(data_dir=deep) as db:
         assert len(db.url) < 120
         db.graph("probe").query("RETURN 1")
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_staging_graphs_and_forks_of_a_dead_run_are_removed_and_other_hosts_kept(db):
+    dead = _dead_pid()
+    mine = f"tom:sally_anne:world{STAGING_MARK}{HOST}-{dead}-abcd1234"
+    theirs = f"tom:sally_anne:world{STAGING_MARK}otherhost-{dead}-abcd1234"
+    fork = f"{FORK_PREFIX}:{HOST}-{dead}-0123456789ab:world"
+    other_fork = f"{FORK_PREFIX}:otherhost-{dead}-0123456789ab:world"
+    for name in (mine, theirs, fork, other_fork):
+        db.graph(name).query("CREATE (:Left)")
+    run_scenario(sally_anne(), "falkordb", db)  # a new run clears what dead runs left here
+    names = set(db.graph_names())
+    assert mine not in names and fork not in names
+    assert theirs in names and other_fork in names  # another host's runs may still be going
+    db.redis.delete(theirs, other_fork)
+
+
+def test_a_server_that_accepts_but_never_answers_is_exit_3_not_a_hang():
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # connections are accepted by the kernel, never answered
+        port = silent.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-c", "from tomc.cli.main import main; main()", "run",
+             str(SCENARIOS / "sally_anne.tom"), "--db", f"redis://127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 3, result.stderr
+    assert "cannot reach FalkorDB" in result.stderr and "Traceback" not in result.stderr

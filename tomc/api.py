@@ -24,6 +24,7 @@ through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
 
 from __future__ import annotations
 
+import functools
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -61,6 +62,20 @@ __all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavail
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis)
 Statements = Union[str, ast.Node, Sequence[ast.Node]]
+
+
+def _bad_input(method):
+    """A typed method whose arguments tomc/dsl/build.py checks: its DiagnosticError (E143)
+    is raised as TomError, like bad .tom text."""
+
+    @functools.wraps(method)
+    def checked(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except DiagnosticError as err:
+            raise TomError(err.diagnostics) from None
+
+    return checked
 
 
 class TomError(ValueError):
@@ -241,31 +256,38 @@ class Session:
             checker.reset(mark)
         return []
 
+    @_bad_input
     def enter(self, agents: Union[str, Sequence[str]], room: str) -> AnyEvent:
         """`AGENTS enter ROOM`."""
         return self._one(ast.Enter(agents=build.names(agents), room=build.name(room, "room")))
 
+    @_bad_input
     def exit(self, agents: Union[str, Sequence[str]], room: str) -> AnyEvent:
         """`AGENTS exit ROOM`."""
         return self._one(ast.Exit(agents=build.names(agents), room=build.name(room, "room")))
 
+    @_bad_input
     def set(self, agent: str, key: str, value: object) -> AnyEvent:
         """`AGENT sets KEY = VALUE`: the truth changes, seen by the agent's room."""
         return self._one(ast.SetValue(actor=build.name(agent), fact=build.fact(key, value)))
 
+    @_bad_input
     def tell(self, speaker: str, listener: str, key: str, value: object) -> AnyEvent:
         """`SPEAKER tells LISTENER KEY = VALUE`: a private message."""
         return self._one(ast.Tell(speaker=build.name(speaker), listener=build.name(listener),
                                   fact=build.fact(key, value)))
 
+    @_bad_input
     def says(self, speaker: str, key: str, value: object) -> AnyEvent:
         """`SPEAKER says KEY = VALUE`: heard by whoever is in the speaker's room."""
         return self._one(ast.Says(speaker=build.name(speaker), fact=build.fact(key, value)))
 
+    @_bad_input
     def announce(self, speaker: str, key: str, value: object) -> AnyEvent:
         """`SPEAKER announces KEY = VALUE`: heard by every agent."""
         return self._one(ast.Announce(speaker=build.name(speaker), fact=build.fact(key, value)))
 
+    @_bad_input
     def claim(self, source: str, key: str, value: object, *, by: Optional[str] = None,
               at: Optional[str] = None, valid_from: Optional[str] = None) -> AnyEvent:
         """`claim KEY = VALUE from SOURCE [by AGENT] [at T] [valid from D]`, to every
@@ -325,6 +347,7 @@ class Session:
                                f"{self.agent}")
         return queries.answer(self._agent_db, self._live.engine.graphs, query)
 
+    @_bad_input
     def believes(self, chain: Union[str, Sequence[str]], key: str, *,
                  at_step: Optional[int] = None, on: Optional[str] = None) -> Answer:
         """What `chain` (an agent, or agents outermost first) believes about `key`: now, as
@@ -334,6 +357,7 @@ class Session:
                                                      key=build.key(key)),
                                  when=build.when(at_step, on)))
 
+    @_bad_input
     def truth(self, key: str, *, at_step: Optional[int] = None,
               on: Optional[str] = None) -> Answer:
         """What an omniscient observer holds about `key`."""
@@ -383,19 +407,23 @@ class Session:
             return self.view()
         return GraphView(self._agent_db, self._live.engine.graphs, self.scenario, self.step)
 
+    @_bad_input
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:
         """`ask false_beliefs depth N`."""
         return self._analysis(ast.FalseBeliefs(depth=depth))
 
+    @_bad_input
     def who_knows(self, key: str) -> WhoKnows:
         """`ask who_knows KEY`."""
         return self._analysis(ast.WhoKnows(key=build.key(key)))
 
+    @_bad_input
     def handoff(self, sender: str, receiver: str) -> HandoffReceipt:
         """`ask handoff SENDER -> RECEIVER`: what would be sent, and the receipt."""
         return self._analysis(ast.Handoff(sender=build.name(sender),
                                           receiver=build.name(receiver)))
 
+    @_bad_input
     def handoff_write(self, sender: str, receiver: str) -> HandoffReceipt:
         """`handoff SENDER -> RECEIVER write`: send it, as an event; returns the receipt of
         what was sent."""
@@ -404,20 +432,24 @@ class Session:
                                      receiver=build.name(receiver))])
         return receipt
 
+    @_bad_input
     def common_ground(self, first: str, second: str) -> CommonGround:
         """`ask common_ground A, B`."""
         return self._analysis(ast.CommonGround(first=build.name(first),
                                                second=build.name(second)))
 
+    @_bad_input
     def explain(self, chain: Union[str, Sequence[str]], key: str) -> Explanation:
         """`ask explain CHAIN KEY`."""
         return self._analysis(ast.Explain(chain=build.names(chain), key=build.key(key)))
 
+    @_bad_input
     def plan_announcements(self, key: str, speaker: str) -> AnnouncementPlan:
         """`ask plan_announcements KEY by SPEAKER` (simulated on forks of the live graphs)."""
         return self._analysis(ast.PlanAnnouncements(key=build.key(key),
                                                     speaker=build.name(speaker)))
 
+    @_bad_input
     def context_for(self, agent: str, other: str) -> Context:
         """`ask context_for AGENT talking_to OTHER`; the block is its `.text`. A session
         reading as an agent may ask it for itself (it reads only that agent's mind)."""
@@ -431,6 +463,20 @@ class Session:
         return self.ask(ast.AskAnalysis(analysis=analysis)).result
 
     # ---------------------------------------------------------------- lifetime
+
+    def export(self) -> str:
+        """The memory as one .tom file that `tomc run` replays to the same answers: its
+        policy, agents, rooms and every event, in step order. Only for a memory
+        (`Session.attach`), not as an agent."""
+        if self.memory is None:
+            raise ValueError("export is for memories (Session.attach); a file session's "
+                             "scenario is its file")
+        if self.agent is not None:
+            raise AccessDenied(f"this session reads as {self.agent}: it cannot export "
+                               "every mind")
+        engine = self._live.engine
+        stored = memory.read(engine.db, self.memory)
+        return memory.export(stored, engine.changes_since(0))
 
     def close(self) -> None:
         """Release connections (stopping an embedded FalkorDB this session started). The
@@ -519,9 +565,7 @@ def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     undone, then every applied statement replayed through the checker."""
     checker = _checker(stored.header, f"memory {stored.name}")
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
-    half = recovery.half_applied(db, graphs)
-    if half is not None:
-        recovery.undo_event(db, graphs, half, None)
+    recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
     live = LiveScenario(checker, engine)
     live.catch_up()

@@ -1,7 +1,9 @@
 """`who_knows KEY`: every agent, up to date with the truth, out of date, or unknown.
 
 An agent is **up to date** when it holds exactly the truth's values, **out of date** when it
-holds others (listed with what it holds and since when), **unknown** when it holds nothing.
+holds a value the truth does not (listed with what it holds and since when), **incomplete**
+when it holds some of a `many` key's values and nothing else (it lacks the rest: nothing it
+holds is wrong), **unknown** when it holds nothing.
 When the truth itself is unknown (the key was only ever spoken about: speech never changes
 the truth, SEMANTICS.md section 2), an agent holding a value is **unverified**.
 """
@@ -25,7 +27,7 @@ class Holder:
 
 @dataclass
 class WhoKnows:
-    """Who knows `key` as of `step`: the truth (with the event behind it) and four groups."""
+    """Who knows `key` as of `step`: the truth (with the event behind it) and five groups."""
 
     key: str
     step: int
@@ -34,11 +36,13 @@ class WhoKnows:
     truth_events: tuple[EventInfo, ...]
     up_to_date: list[str]
     out_of_date: list[Holder]
+    incomplete: list[Holder]
     unknown: list[str]
     unverified: list[Holder]
 
     def items(self, part: Optional[str]) -> list[str]:
-        """The agents of one group: up_to_date, out_of_date, unknown or unverified."""
+        """The agents of one group: up_to_date, out_of_date, incomplete, unknown or
+        unverified."""
         group = getattr(self, part)
         return [h.agent if isinstance(h, Holder) else h for h in group]
 
@@ -48,6 +52,7 @@ class WhoKnows:
         out += [f"  from step {e.step} (line {e.line}): {e.text}" for e in self.truth_events]
         out.append(f"up to date: {', '.join(self.up_to_date) or 'nobody'}")
         for label, holders in (("out of date", self.out_of_date),
+                               ("incomplete", self.incomplete),
                                ("unverified", self.unverified)):
             if holders:
                 out.append(f"{label}: " + ", ".join(
@@ -57,14 +62,15 @@ class WhoKnows:
         return out
 
     def to_json(self) -> dict:
-        """{key, step, truth, truth_events, up_to_date, out_of_date, unknown, unverified}."""
+        """{key, step, truth, truth_events, up_to_date, out_of_date, incomplete, unknown,
+        unverified}."""
         def holders(group: list[Holder]) -> list[dict]:
             return [{"agent": h.agent, "values": list(h.values), "since": h.since}
                     for h in group]
         return {"key": self.key, "step": self.step, "truth": list(self.truth),
                 "truth_events": [e.to_json() for e in self.truth_events],
                 "up_to_date": self.up_to_date, "out_of_date": holders(self.out_of_date),
-                "unknown": self.unknown, "unverified": holders(self.unverified)}
+                "incomplete": holders(self.incomplete), "unknown": self.unknown, "unverified": holders(self.unverified)}
 
 
 def who_knows(view: BeliefView, key: str) -> WhoKnows:
@@ -76,7 +82,7 @@ def who_knows(view: BeliefView, key: str) -> WhoKnows:
     events = {e.step: e for e in view.events()}
     result = WhoKnows(key, view.step, view.scenario.policy.is_many(key), truth,
                       tuple(events[h.since] for h in truth_versions if h.since in events),
-                      [], [], [], [])
+                      [], [], [], [], [])
     for agent in agents:
         versions = grouped.get(((agent,), key), [])
         if not versions:
@@ -84,6 +90,12 @@ def who_knows(view: BeliefView, key: str) -> WhoKnows:
         elif values(versions) == truth:
             result.up_to_date.append(agent)
         else:
-            holder = Holder(agent, values(versions), max(h.since for h in versions))
-            (result.out_of_date if truth else result.unverified).append(holder)
+            held = values(versions)
+            holder = Holder(agent, held, max(h.since for h in versions))
+            if not truth:
+                result.unverified.append(holder)
+            elif result.many and set(held) < set(truth):
+                result.incomplete.append(holder)
+            else:
+                result.out_of_date.append(holder)
     return result

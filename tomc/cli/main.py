@@ -1,7 +1,8 @@
 """Entry point of the `tomc` console script: registers one command per verb module.
 
 Exit codes, for every verb: 0 success (all expectations hold), 1 an expectation failed
-(or `fmt --check` found files to reformat), 2 bad input, 3 database unavailable.
+(or `fmt --check` found files to reformat), 2 bad input, 3 database unavailable, 4 access
+denied (an agent's session: tomc memory --as), 6 a stale write (tomc memory --after-step).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import sys
 
 import typer
 
-from tomc.cli import check_cmd, compile_cmd, fmt_cmd, import_cmd, mcp_cmd, run_cmd, test_cmd
+from tomc.cli import (check_cmd, compile_cmd, fmt_cmd, import_cmd, mcp_cmd, memory_cmd,
+                      run_cmd, serve_cmd, test_cmd)
 
 app = typer.Typer(
     name="tomc",
@@ -29,6 +31,8 @@ app.command("mcp")(mcp_cmd.mcp)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")
+app.add_typer(memory_cmd.app, name="memory")
+app.command("serve")(serve_cmd.serve)
 
 
 def main() -> None:

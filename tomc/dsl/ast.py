@@ -159,11 +159,13 @@ class Policy(Node):
 
     name: Name
     depth: Optional[int] = None
+    limits: Optional[int] = None  # `limits perspectives N`: the most chains a scenario may have
     trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
     sections: list[Section] = []
     depth_span: Optional[Span] = Field(default=None, repr=False)
+    limits_span: Optional[Span] = Field(default=None, repr=False)
     trust_span: Optional[Span] = Field(default=None, repr=False)
 
 
@@ -318,7 +320,8 @@ class FalseBeliefs(Node):
 
 
 class WhoKnows(Node):
-    """`who_knows KEY`: each agent up to date, out of date, unknown or unverified."""
+    """`who_knows KEY`: each agent up to date, out of date, incomplete, unknown or
+    unverified."""
 
     key: Key
 
@@ -394,7 +397,8 @@ class ExpectAnalysis(Node):
     """
 
     analysis: Analysis
-    part: Optional[Literal["up_to_date", "out_of_date", "unknown", "unverified", "includes",
+    part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
+                          "includes",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
                            "differ", "first"]] = None
     plan: Optional[Literal["private", "announce"]] = None

@@ -8,7 +8,7 @@ diagnose impossible events: an exit from a room the agent is not in (E120), a mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Optional
 
@@ -16,7 +16,8 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.dsl.policies import MAX_DEPTH, check_policy, load_policy, resolve
+from tomc.dsl.policies import (MAX_DEPTH, check_policy, load_policy, perspective_count,
+                               resolve)
 from tomc.dsl.program import (AnalysisQuery, AnyEvent, Communication, Fact, Handoff, Observation,
                               PolicyModel, Presence, QueryModel, Quiet, ScenarioModel)
 
@@ -96,13 +97,20 @@ def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) 
 
 
 def parse_time(text: str) -> Optional[str]:
-    """A date or timestamp as canonical ISO text, or None if it is not a real calendar time."""
+    """A date or timestamp as one canonical instant, `YYYY-MM-DDTHH:MM:SS` in UTC, or None
+    if it is not a real calendar time. A date is its midnight; a time without a zone is
+    UTC; `Z` and `+02:00` are converted. Fixed-width text in one zone, so comparing the text
+    compares the instants (`2026-03-01` and `2026-03-01T00:00` are the same)."""
     try:
         if "T" in text:
-            return datetime.fromisoformat(text).isoformat()
-        return date.fromisoformat(text).isoformat()
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        else:
+            moment = datetime.combine(date.fromisoformat(text), time())
     except ValueError:
         return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(timespec="seconds")
 
 
 class LiveChecker:
@@ -245,6 +253,13 @@ class _ScenarioChecker:
         self._declare(stmt.names, self.agents, "agent")
         for name in stmt.names:
             self.where.setdefault(name.text, None)
+        count = perspective_count(len(self.agents), self.policy.depth)
+        if count > self.policy.max_perspectives:
+            self.error("E152", f"{len(self.agents)} agents at depth {self.policy.depth} make "
+                       f"{count:,} perspectives, over the policy's limit of "
+                       f"{self.policy.max_perspectives:,}", stmt.span,
+                       hint=f"lower the policy's `depth`, or raise the limit with `limits "
+                            f"perspectives {count}` in the policy")
 
     def _rooms(self, stmt: ast.Rooms) -> None:
         self._declare(stmt.names, self.rooms, "room")

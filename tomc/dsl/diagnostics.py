@@ -31,6 +31,7 @@ CODES = {
     "E144": "not allowed here (a memory's policy, or a statement a session does not take)",
     "E150": "invalid policy",
     "E151": "invalid routing rule",
+    "E152": "too many perspectives for the policy's limit",
     "E160": "nothing to run",
 }
 

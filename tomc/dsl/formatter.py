@@ -125,6 +125,8 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
     lines: list[Line] = []
     if policy.depth is not None:
         lines.append((f"depth {policy.depth}", _line_of(policy.depth_span)))
+    if policy.limits is not None:
+        lines.append((f"limits perspectives {policy.limits}", _line_of(policy.limits_span)))
     if policy.trust is not None:
         lines.append((f"trust {policy.trust}", _line_of(policy.trust_span)))
     lines += [(f"source {_name(s.name)} authority {s.authority}", _line(s))
@@ -290,7 +292,7 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"= {{{items}}}"
         case None:
             return f"= {keys}"
-        case "up_to_date" | "out_of_date" | "unknown" | "unverified" | "tells":
+        case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
             return f"{expect.part} = {names}"
         case "includes" | "caveats" | "differ":
             return f"{expect.part} = {keys}"

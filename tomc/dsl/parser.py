@@ -28,7 +28,7 @@ _TERMINAL_WORDS = {
     "INT": "a whole number",
     "SIGNED_INT": "a whole number",
     "SIGNED_NUMBER": "a number",
-    "TIME": "a date (YYYY-MM-DD)",
+    "TIME": "a date or time (YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS][Z|+HH:MM])",
     "_NL": "end of line",
     "LBRACE": "`{`",
     "RBRACE": "`}`",
@@ -291,7 +291,7 @@ class _Builder(Transformer):
         sources, predicates, sections = [], [], []
         for stmt in stmts:
             kind, payload = stmt
-            if kind in ("depth", "trust"):
+            if kind in ("depth", "limits", "trust"):
                 fields[kind], fields[f"{kind}_span"] = payload
             elif kind == "source":
                 sources.append(payload)
@@ -316,6 +316,9 @@ class _Builder(Transformer):
 
     def depth(self, meta, children):
         return ("depth", (int(children[0]), _span(meta)))
+
+    def limits(self, meta, children):
+        return ("limits", (int(children[0]), _span(meta)))
 
     def trust(self, meta, children):
         return ("trust", (str(children[0]), _span(meta)))

@@ -19,6 +19,10 @@ from tomc.dsl.program import PolicyModel
 from tomc.rules import shipped_names, shipped_policy_path
 
 MAX_DEPTH = 4
+# A scenario's chains cost a graph node each and are walked by every broadcast: 100 agents
+# at depth 4 would be 94 million (and gigabytes before the first event). A policy raises it
+# with `limits perspectives N` (E152).
+DEFAULT_MAX_PERSPECTIVES = 100_000
 MAX_AUTHORITY = 2**53  # FalkorDB integers are 64-bit; keep well inside
 
 # The role sets and single roles each section's rules may name (docs/language.md, "Rules").
@@ -41,6 +45,11 @@ _ROLES = {
 def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
     """Every problem in one policy block (E110, E150, E151); empty when it is valid."""
     found: list[Diagnostic] = []
+    if policy.limits is not None and policy.limits < 1:
+        found.append(Diagnostic("E150", f"limits perspectives {policy.limits} is out of range",
+                                policy.limits_span or policy.span, path,
+                                hint="a positive number of chains, e.g. `limits perspectives "
+                                     f"{DEFAULT_MAX_PERSPECTIVES * 10}`"))
     if policy.depth is not None and not 1 <= policy.depth <= MAX_DEPTH:
         found.append(Diagnostic("E150", f"depth {policy.depth} is out of range",
                                 policy.depth_span or policy.span,
@@ -137,7 +146,17 @@ def resolve(policy: ast.Policy) -> PolicyModel:
         authorities={s.name.text: s.authority for s in policy.sources},
         cardinality={p.key.text: p.cardinality for p in policy.predicates},
         sections=sections,
+        max_perspectives=policy.limits or DEFAULT_MAX_PERSPECTIVES,
     )
+
+
+def perspective_count(agents: int, depth: int) -> int:
+    """How many chains `agents` agents make at `depth`: sum over k of agents!/(agents-k)!."""
+    total, chains = 0, 1
+    for k in range(depth):
+        chains *= max(agents - k, 0)
+        total += chains
+    return total
 
 
 def load_policy(use: Optional[ast.UsePolicy], inline: dict[str, ast.Policy],

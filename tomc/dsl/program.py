@@ -38,6 +38,7 @@ class PolicyModel:
     authorities: dict[str, int]
     cardinality: dict[str, str]
     sections: dict[str, ast.Section]
+    max_perspectives: int = 100_000
 
     @property
     def reveal(self) -> str:

@@ -200,10 +200,13 @@ class FalkorEngine:
         self.revision += 1
         if failed is not None:
             statement, reply = failed
-            if plan is not None:
-                recovery.undo_event(self.db, self.graphs, plan.step, self.revision)
+            undone = plan is not None and recovery.undo_event(self.db, self.graphs, plan.step,
+                                                              self.revision)
+            # If another writer committed first, the event stays half-applied: the next
+            # writer to attach undoes it if it is still the latest (docs/storage.md).
+            outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
-                                      f"{str(reply).splitlines()[0]}; the change was undone",
+                                      f"{str(reply).splitlines()[0]}; {outcome}",
                                       statement.origin)
         self.stats.event_seconds.append(time.perf_counter() - started)
         self.stats.statements += len(statements)
@@ -265,9 +268,10 @@ class FalkorEngine:
     def reload(self) -> None:
         """After `changes_since` was replayed: the revision caught up to, and the compiler's
         state and perspective ids from the graphs."""
-        self.revision = self._caught_up
         self._step = len(self.scenario.events)
-        self.load_perspectives()
+        if self._caught_up != self.revision:  # else nothing changed: keep what is loaded
+            self.revision = self._caught_up
+            self.load_perspectives()
 
     # ---------------------------------------------------------------- state from the graphs
 

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 
 from tomc.dsl import ast
 from tomc.dsl.checker import LiveChecker
+from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent, ScenarioModel
 from tomc.engine.base import Engine
@@ -57,9 +58,17 @@ class LiveScenario:
         events. Raises DiagnosticError (nothing committed), StaleWrite (nothing committed),
         DatabaseUnavailable."""
         if after_step is not None and after_step != self.step:
-            raise StaleWrite(after_step, self.step)
+            self.catch_up()  # this writer may be the one behind
+            if after_step != self.step:
+                raise StaleWrite(after_step, self.step)
         pending = list(statements)
-        self._check(pending, path)  # every statement valid before any is committed
+        try:
+            self._check(pending, path)  # every statement valid before any is committed
+        except DiagnosticError:
+            # Perhaps valid after what other writers committed (an agent they declared):
+            # check again once caught up; bad input stays bad.
+            self.catch_up()
+            self._check(pending, path)
         committed: list[AnyEvent] = []
         tries = 0
         while pending:

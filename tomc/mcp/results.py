@@ -10,7 +10,7 @@ An error is a tool result with `isError` set (never a protocol error, never a tr
 
     {"error": "bad_input" | "access_denied" | "stale_write" | "not_found" |
               "database_unavailable",
-     "message": "...", "exit_code": 2 | 4 | null | 2 | 3,   (the CLI's, where it has one)
+     "message": "...", "exit_code": 2 | 4 | 6 | 2 | 3,   (as `tomc memory` exits)
      "diagnostics": [{"path", "line", "column", "severity", "code", "message", "hint"}],
      "rendered": "<record>:1:1: error[E101]: unknown agent `Mayaa`\\n  hint: ..."}
 
@@ -34,7 +34,7 @@ from tomc.beliefs import Held
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
 
-EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED = 2, 3, 4
+EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
 
 
 def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
@@ -54,7 +54,7 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
     return CallToolResult(content=content, structured_content=body)
 
 
-def failure(kind: str, message: str, exit_code: Optional[int],
+def failure(kind: str, message: str, exit_code: int,
             diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
     and as it prints them (`rendered`)."""
@@ -113,7 +113,7 @@ class Guard:
             except AccessDenied as err:
                 return failure("access_denied", str(err), EXIT_DENIED)
             except StaleWrite as err:
-                return failure("stale_write", str(err), None)  # retry: read, then write again
+                return failure("stale_write", str(err), EXIT_STALE)
             except LookupError as err:
                 return failure("not_found", str(err), EXIT_BAD_INPUT)
             except ValueError as err:  # e.g. several questions given to `ask`

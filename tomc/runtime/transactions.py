@@ -23,18 +23,12 @@ then undoes the event on every graph (tomc/runtime/recovery.py).
 
 from __future__ import annotations
 
-import os
-import signal
 from typing import Optional
 
 import redis
 
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
-
-# Test-only fault injection: kill this process after queueing this many statements of a
-# transaction (tests/test_memory_faults.py proves a writer killed mid-event leaves nothing).
-_KILL_AFTER = os.environ.get("TOMC_TEST_KILL_AFTER_QUEUED")
 
 
 class Writer:
@@ -68,9 +62,6 @@ class Writer:
         rev = self.begin() + 1
         batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",),
                  ("WATCH", self.key), ("GET", self.key)]
-        if _KILL_AFTER is not None:
-            self._send(batch[:1 + int(_KILL_AFTER)])
-            os.kill(os.getpid(), signal.SIGKILL)
         replies = self._send(batch)
         executed, current = replies[-3], replies[-1]
         self.watched = int(current or 0)

@@ -2,4 +2,4 @@
 // which mind graphs a memory has, before its statements are replayed).
 MATCH (a:Agent)
 RETURN a.name AS name
-ORDER BY id(a)
+ORDER BY a.declared

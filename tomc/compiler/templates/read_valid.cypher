@@ -1,11 +1,14 @@
 // Valid time: among every value the chain adopted by this step (superseded ones too,
-// contested ones never), those whose valid interval [valid_from, valid_to) holds $date.
+// contested ones never), those whose valid interval [valid_from, valid_to) holds $date, as
+// known at this step: an interval closed by a later event is still open here (SEMANTICS.md
+// 5.3: an answer about step s does not change when later events are added).
 MATCH (c:P {agents: $agents})
 {% include "owner.cypher" %}
 WITH [x IN line WHERE x.depth <= 1 OR $key IN x.owns][0] AS owner
 MATCH (owner)-[:HOLDS|HELD]->(b:V)
 WHERE b.key = $key AND b.since <= $step
-  AND coalesce(b.valid_from, '') <= $date AND (b.valid_to IS NULL OR $date < b.valid_to)
+  AND coalesce(b.valid_from, '') <= $date
+  AND (b.valid_to IS NULL OR b.until > $step OR $date < b.valid_to)
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 WITH b, collect(rival.value) AS contested
 OPTIONAL MATCH (e:Event {step: b.since})

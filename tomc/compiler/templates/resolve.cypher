@@ -32,7 +32,8 @@ FOREACH (_ IN CASE WHEN outcome = 'corroborate' AND new_source THEN [1] ELSE [] 
       b.support_authority = b.support_authority + [f.authority],
       b.authority = CASE WHEN f.authority > b.authority THEN f.authority ELSE b.authority END)
 FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
-  SET b.until = $step, b.valid_to = f.valid_from
+  SET b.until = $step,
+      b.valid_to = CASE WHEN f.valid_from < b.valid_from THEN b.valid_from ELSE f.valid_from END
   DELETE h
   CREATE (p)-[:HELD {made: $step}]->(b)
   CREATE (p)-[:HOLDS]->(:V {key: f.key, value: f.value, many: f.many, since: $step,

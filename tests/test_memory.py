@@ -1,0 +1,442 @@
+"""Named memories (tomc/engine/memory.py, docs/storage.md): they outlive the process that
+wrote them, take many writers with one history, survive kill -9 of a writer and of the
+server, and keep each agent's mind private. Every test runs on a real FalkorDB; writers
+are separate processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+import redis
+
+from conftest import REPO
+from tomc.api import Session, TomError
+from tomc.dsl.checker import check_text
+from tomc.engine import memory
+from tomc.reference.interpreter import run_reference
+from tomc.runtime.connection import connect
+from tomc.runtime.errors import AccessDenied, StaleWrite
+
+STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
+         "Billing says refund.status = approved", "Finance enters ops",
+         "Finance sets refund.status = rejected"]
+
+
+def python(code: str, url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run `code` in a new Python process on the server at `url`."""
+    env = {**os.environ, "FALKORDB_URL": url, "PYTHONPATH": str(REPO / "tests")}
+    result = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                            text=True, timeout=600)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def tomc(*args: str, url: str) -> subprocess.CompletedProcess:
+    return python("from tomc.cli.main import main; main()", url, *args, check=False)
+
+
+def versions(view, chains) -> set:
+    """Every version the chains held: (chain, key, value, since, until)."""
+    return {(h.chain, h.key, h.value, h.since, h.until)
+            for h in [*view.held(chains), *view.superseded(chains)]}
+
+
+def reference_versions(scenario) -> set:
+    interpreter = run_reference(scenario)
+    return {(chain, b.key, b.value, b.since, b.until)
+            for chain, beliefs in interpreter.beliefs.items() for b in beliefs
+            if b.since != b.until}
+
+
+def without_lines(answer):
+    """An answer's JSON without .tom line numbers (a memory numbers its events by their
+    place in its log, an exported file by their line)."""
+    if isinstance(answer, dict):
+        return {k: without_lines(v) for k, v in answer.items() if k != "line"}
+    if isinstance(answer, list):
+        return [without_lines(v) for v in answer]
+    return answer
+
+
+@pytest.fixture
+def fresh(db):
+    """A memory name no other test uses, dropped after."""
+    names = []
+
+    def make(name: str) -> str:
+        memory.drop(db, name)
+        names.append(name)
+        return name
+
+    yield make
+    for name in names:
+        memory.drop(db, name)
+
+
+# ---------------------------------------------------------------- persistence
+
+
+def test_a_second_process_finds_every_belief_and_past_step(db, fresh):
+    name = fresh("support")
+    written = tomc("memory", "apply", name, *STORY, "--policy", "default", url=db.url)
+    assert written.returncode == 0, written.stderr
+    assert "memory support at step 4" in written.stdout
+    with Session.attach(name, db=db) as later:  # this process never wrote it
+        assert later.step == 4 and later.scenario.agents == ["Maya", "Billing", "Finance"]
+        assert later.scenario.policy.name == "default"
+        assert later.believes("Maya", "refund.status").values == ["approved"]
+        assert later.believes(["Maya", "Billing"], "refund.status").values == ["approved"]
+        assert later.truth("refund.status").values == ["rejected"]
+        assert later.believes("Maya", "refund.status", at_step=1).values == []
+        assert later.believes("Maya", "refund.status", at_step=2).values == ["approved"]
+        assert later.truth("refund.status", at_step=3).values == []
+        (event,) = later.apply("Finance tells Maya refund.status = rejected")
+        assert event.step == 5  # continues at the next step
+    with Session.attach(name, db=db) as third:
+        assert third.believes("Maya", "refund.status").values == ["rejected"]
+        assert [e.step for e in third.history()] == [1, 2, 3, 4, 5]
+
+
+def test_attaching_runs_no_event_again(db, fresh):
+    name = fresh("no_rerun")
+    with Session.attach(name, db=db) as first:
+        first.apply("\n".join(STORY))
+    nodes = db.graph(memory.memory_graphs(name).world).query(
+        "MATCH (n) RETURN count(n)").result_set
+    with Session.attach(name, db=db) as again:
+        assert again.step == 4
+    assert db.graph(memory.memory_graphs(name).world).query(
+        "MATCH (n) RETURN count(n)").result_set == nodes
+
+
+def test_open_keeps_its_replace_and_run_meaning(db, fresh):
+    name = fresh("replaced")
+    with Session.attach(name, db=db) as kept:
+        kept.apply("\n".join(STORY))
+    with Session.open(db=db, name=name) as scratch:  # tom:<name>:..., not the memory
+        assert scratch.step == 0
+    with Session.attach(name, db=db) as kept:
+        assert kept.step == 4
+
+
+def test_export_replays_to_the_same_answers(db, fresh, tmp_path):
+    name = fresh("exported")
+    with Session.attach(name, db=db, policy="default") as live:
+        live.apply("\n".join(STORY) + "\nclaim refund.status = pending from Billing")
+        asked = [without_lines(live.ask(q).to_json()) for q in
+                 ("Maya believes refund.status", "false_beliefs", "who_knows refund.status")]
+        text = live.export()
+    path = tmp_path / "exported.tom"
+    path.write_text(text)
+    (scenario,) = check_text(text, str(path)).scenarios
+    assert len(scenario.events) == 5
+    with Session.open(path, db=db) as replay:
+        assert [without_lines(replay.ask(q).to_json()) for q in
+                ("Maya believes refund.status", "false_beliefs",
+                 "who_knows refund.status")] == asked
+
+
+def test_a_policy_other_than_the_memorys_is_refused(db, fresh):
+    name = fresh("policy_kept")
+    with Session.attach(name, db=db, policy="default"):
+        pass
+    with pytest.raises(TomError) as caught:
+        Session.attach(name, db=db, policy="authority")
+    assert caught.value.diagnostics[0].code == "E144"
+
+
+# ---------------------------------------------------------------- many writers
+
+WRITER = """
+import sys
+from tomc.api import Session
+name, me, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+agent, other = f"A{me}", f"A{(me + 1) % 8}"
+inside = False
+with Session.attach(name) as memory:
+    for n in range(count):
+        if n % 3 == 0:
+            memory.apply(f"{agent} {'exits' if inside else 'enters'} r{me % 2}")
+            inside = not inside
+        elif n % 3 == 1:
+            memory.apply(f"{agent} sets k{n % 2}.s = p{me}n{n}")
+        else:
+            memory.apply(f"{agent} tells {other} k0.s = p{me}n{n}")
+"""
+
+
+def test_eight_writers_one_history_equal_to_the_reference(db, fresh):
+    name = fresh("crowd")
+    per_writer = int(os.environ.get("TOMC_TEST_EVENTS_PER_WRITER", "1000"))
+    with Session.attach(name, db=db) as setup:
+        setup.apply("agents " + ", ".join(f"A{i}" for i in range(8)) + "\nrooms r0, r1")
+    env = {**os.environ, "FALKORDB_URL": db.url}
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, name, str(i), str(per_writer)],
+                                env=env, stderr=subprocess.PIPE, text=True)
+               for i in range(8)]
+    for w in writers:
+        assert w.wait(timeout=1500) == 0, w.stderr.read()
+        w.stderr.close()
+    with Session.attach(name, db=db) as reader:
+        events = reader.history()
+        assert [e.step for e in events] == list(range(1, 8 * per_writer + 1))  # none shared
+        by_writer = Counter(e.text.split()[0] for e in events)
+        assert by_writer == {f"A{i}": per_writer for i in range(8)}  # none lost
+        view = reader.view()
+        chains = [(), *reader.scenario.chains()]
+        engine = versions(view, chains)
+        current = Counter((h.chain, h.key) for h in view.held(chains))
+        assert max(current.values()) == 1  # never two current values of a `one` key
+        text = reader.export()
+    (scenario,) = check_text(text, "crowd.tom").scenarios
+    assert engine == reference_versions(scenario)
+
+
+def test_a_stale_after_step_is_refused_and_writes_nothing(db, fresh):
+    name = fresh("stale")
+    with Session.attach(name, db=db) as first, Session.attach(name, db=db) as second:
+        first.apply("\n".join(STORY))
+        second.refresh()
+        first.apply("Maya exits chat")
+        with pytest.raises(StaleWrite) as caught:
+            second.apply("Billing exits chat", after_step=4)
+        assert (caught.value.expected, caught.value.actual) == (4, 5)
+        assert [e.text for e in second.history()][-1] == "Maya exits chat"
+        (event,) = second.apply("Billing exits chat", after_step=5)
+        assert event.step == 6
+    stale = tomc("memory", "apply", name, "Billing enters chat", "--after-step", "2",
+                 url=db.url)
+    assert stale.returncode == 6 and "stale write" in stale.stderr
+
+
+def test_two_sessions_of_one_process_take_turns(db, fresh):
+    name = fresh("turns")
+    with Session.attach(name, db=db) as a, Session.attach(name, db=db) as b:
+        a.apply("agents P, Q")
+        b.apply("P sets k.s = 1")  # b catches up on the declaration first
+        a.apply("Q sets k.s = 2")
+        assert [e.step for e in b.history()] == [1, 2]
+        assert b.believes("Q", "k.s").values == ["2"]
+
+
+# ---------------------------------------------------------------- faults
+
+KILLED = """
+import os, signal, sys
+from tomc.api import Session
+from tomc.runtime import transactions
+
+send = transactions.Writer._send
+
+def die_mid_event(self, commands):
+    if commands and commands[0] == ("MULTI",):  # queue half the event, then die
+        send(self, commands[:1 + (len(commands) - 6) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return send(self, commands)
+
+with Session.attach(sys.argv[1]) as memory:
+    transactions.Writer._send = die_mid_event
+    memory.apply("Finance tells Maya refund.status = rejected")
+"""
+
+
+def test_a_writer_killed_mid_event_leaves_nothing_and_the_memory_goes_on(db, fresh):
+    name = fresh("killed")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+    result = python(KILLED, db.url, name, check=False)
+    assert result.returncode == -signal.SIGKILL
+    with Session.attach(name, db=db) as after:
+        assert after.step == 4
+        assert after.believes("Maya", "refund.status").values == ["approved"]
+        (event,) = after.apply("Finance tells Maya refund.status = rejected")
+        assert event.step == 5
+        assert after.believes("Maya", "refund.status").values == ["rejected"]
+
+
+def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
+    from tomc.compiler.lower import Compiler
+    from tomc.runtime.errors import DatabaseUnavailable
+    name = fresh("failing")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+        compile_event = Compiler.event
+
+        def broken(self, event, *args, **kwargs):
+            plan = compile_event(self, event, *args, **kwargs)
+            last = plan.statements[-1]  # a mind graph's statement fails at run time
+            plan.statements[-1] = type(last)(last.graph, last.template,
+                                             "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
+            return plan
+
+        monkeypatch.setattr(Compiler, "event", broken)
+        with pytest.raises(DatabaseUnavailable, match="undone"):
+            live.apply("Finance tells Maya refund.status = rejected")
+        monkeypatch.undo()
+        graphs = live._live.engine.graphs
+        from tomc.runtime import recovery
+        assert recovery.half_applied(db, graphs) is None
+    with Session.attach(name, db=db) as after:
+        assert after.step == 4  # the failed event is not in the history
+        assert after.believes("Maya", "refund.status").values == ["approved"]
+        (event,) = after.apply("Finance tells Maya refund.status = rejected")
+        assert event.step == 5
+
+
+def test_the_server_killed_and_restarted_keeps_every_acknowledged_event(tmp_path):
+    data = tmp_path / "served"
+    command = [sys.executable, "-c", "from tomc.cli.main import main; main()", "serve",
+               "--data", str(data), "--fsync", "always"]
+    env = {k: v for k, v in os.environ.items() if k != "FALKORDB_URL"}
+
+    def start() -> tuple[subprocess.Popen, dict]:
+        serve = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        for _ in range(600):
+            info = data / "serving.json"  # a killed server's is left: wait for ours
+            if info.exists() and json.loads(info.read_text())["owner"] == serve.pid:
+                return serve, json.loads(info.read_text())
+            assert serve.poll() is None, serve.stderr.read()
+            time.sleep(0.05)
+        raise AssertionError("tomc serve did not start")
+
+    serve, info = start()
+    url = f"unix://{info['socket']}"
+    with Session.attach("durable", db=url) as live:
+        for line in STORY:
+            live.apply(line)
+        for n in range(30):
+            live.apply(f"Finance sets order{n}.status = shipped")
+    with Session.attach("durable", db=url, as_agent="Maya"):
+        pass  # Maya's user is made, and saved in DATA/users.acl
+    os.kill(info["pid"], signal.SIGKILL)  # the server, then its owner, with no warning
+    serve.kill()
+    serve.wait()
+    serve.stderr.close()
+    serve, info = start()
+    try:
+        with Session.attach("durable", db=f"unix://{info['socket']}") as after:
+            assert after.step == 34
+            assert after.truth("order29.status").values == ["shipped"]
+            assert after.believes("Maya", "refund.status").values == ["approved"]
+        with Session.attach("durable", db=f"unix://{info['socket']}", as_agent="Maya") as maya:
+            assert maya.believes("Maya", "refund.status").values == ["approved"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=30) == 0
+        serve.stderr.close()
+    assert not (data / "serving.json").exists()
+
+
+def test_a_data_folder_being_served_is_shared_not_locked(tmp_path):
+    data = tmp_path / "shared"
+    env = {k: v for k, v in os.environ.items() if k != "FALKORDB_URL"}
+    serve = subprocess.Popen([sys.executable, "-c", "from tomc.cli.main import main; main()",
+                              "serve", "--data", str(data)], env=env, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        for _ in range(600):
+            if (data / "serving.json").exists():
+                break
+            time.sleep(0.05)
+        with connect(data_dir=data) as one, connect(data_dir=data) as two:
+            with Session.attach("both", db=one) as a, Session.attach("both", db=two) as b:
+                a.apply("agents P")
+                b.apply("P sets k.s = 1")
+                assert a.believes("P", "k.s").values == ["1"]
+    finally:
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(timeout=30) == 0
+        serve.stderr.close()
+
+
+# ---------------------------------------------------------------- private minds
+
+
+def test_an_agent_reads_only_its_own_mind_refused_by_tomc_and_by_falkordb(db, fresh):
+    name = fresh("private")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+    with Session.attach(name, db=db, as_agent="Maya") as maya:
+        assert maya.believes("Maya", "refund.status").values == ["approved"]
+        assert maya.believes(["Maya", "Billing"], "refund.status").values == ["approved"]
+        for refused in (lambda: maya.believes("Finance", "refund.status"),
+                        lambda: maya.truth("refund.status"),
+                        lambda: maya.false_beliefs(),
+                        lambda: maya.apply("Maya exits chat")):
+            with pytest.raises(AccessDenied):
+                refused()
+        assert all("Maya" in e.witnesses for e in maya.history())
+        graphs = memory.memory_graphs(name, ["Maya", "Finance"])
+        with pytest.raises(redis.exceptions.NoPermissionError):  # NOPERM underneath
+            maya._agent_db.read(graphs.mind("Finance"), "MATCH (n) RETURN count(n) AS c", {})
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            maya._agent_db.read(graphs.world, "MATCH (n) RETURN count(n) AS c", {})
+        with pytest.raises(redis.ResponseError):  # its own graph, but only to read
+            maya._agent_db.write(graphs.mind("Maya"), "CREATE (:X)", {})
+    denied = tomc("memory", "ask", name, "--as", "Maya", "Finance believes refund.status",
+                  url=db.url)
+    assert denied.returncode == 4 and "access denied" in denied.stderr
+
+
+def test_names_cannot_widen_an_agents_key_pattern(db, fresh):
+    name = fresh("glob*")
+    with Session.attach(name, db=db) as live:
+        live.apply('agents "M*", Mallory\nMallory sets k.s = secret')
+    with Session.attach(name, db=db, as_agent="M*") as star:
+        graphs = memory.memory_graphs(name, ["M*", "Mallory"])
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            star._agent_db.read(graphs.mind("Mallory"), "MATCH (n) RETURN count(n) AS c", {})
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def test_memory_cli_lists_asks_exports_and_drops(db, fresh, tmp_path):
+    name = fresh("cli_memory")
+    assert tomc("memory", "apply", name, *STORY, url=db.url).returncode == 0
+    listed = tomc("memory", "list", "--json", url=db.url)
+    found = {m["name"]: m for m in json.loads(listed.stdout)["memories"]}
+    assert found[name]["step"] == 4 and found[name]["agents"] == ["Maya", "Billing", "Finance"]
+    asked = tomc("memory", "ask", name, "Maya believes refund.status",
+                 "expect truth refund.status = rejected", "--json", url=db.url)
+    assert asked.returncode == 0
+    assert json.loads(asked.stdout)["answers"][0]["value"] == "approved"
+    failing = tomc("memory", "ask", name, "expect Maya believes refund.status = rejected",
+                   url=db.url)
+    assert failing.returncode == 1 and "FAIL" in failing.stdout
+    bad = tomc("memory", "apply", name, "Mayaa exits chat", url=db.url)
+    assert bad.returncode == 2 and "error[E101]" in bad.stderr and "Traceback" not in bad.stderr
+    exported = tomc("memory", "export", name, "-o", str(tmp_path / "m.tom"), url=db.url)
+    assert exported.returncode == 0
+    replay = tomc("run", str(tmp_path / "m.tom"), url=db.url)
+    assert replay.returncode == 0
+    assert tomc("memory", "drop", name, url=db.url).returncode == 0
+    missing = tomc("memory", "ask", name, "Maya believes refund.status", url=db.url)
+    assert missing.returncode == 2 and "no memory called" in missing.stderr
+
+
+# ---------------------------------------------------------------- bad input through the API
+
+
+def test_bad_api_input_is_a_diagnostic_and_writes_nothing(db, fresh):
+    name = fresh("bad_api")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+        for call in (lambda: live.apply(42), lambda: live.who_knows(""),
+                     lambda: live.apply("Maya exits chat\n}\nMaya enters chat"),
+                     lambda: live.says("", "refund.status", "x"),
+                     lambda: live.apply("Maya exits chat", after_step=-1),
+                     lambda: live.apply("ask false_beliefs")):
+            with pytest.raises(TomError):
+                call()
+        assert live.step == 4
+    with Session.attach(name, db=db) as again:
+        assert again.step == 4

@@ -1,0 +1,173 @@
+"""`tomc memory ...`: named memories kept on FalkorDB, from shells and scripts
+(tomc/engine/memory.py; docs/storage.md).
+
+Exit codes as elsewhere (0 ok, 1 an expectation failed, 2 bad input, 3 FalkorDB
+unavailable), plus 4 when an agent (`--as`) asks about another mind or tries to write, and
+6 when `--after-step` is stale (another writer got there first; nothing was written).
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+
+from tomc.api import Session, TomError
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
+                             JSON_OPTION, database, emit_json, fail)
+from tomc.cli.report import render_run
+from tomc.engine import memory
+from tomc.runner import ScenarioRun
+from tomc.runtime.errors import AccessDenied, StaleWrite
+
+EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
+
+app = typer.Typer(help="Named memories kept on FalkorDB: apply events, ask, list, export, "
+                       "drop. Several processes may write one memory at once.",
+                  no_args_is_help=True)
+AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own mind only "
+                                            "(its read-only FalkorDB user).")
+
+
+@contextmanager
+def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bool,
+             policy: Optional[str] = None, as_agent: Optional[str] = None,
+             create: bool = False) -> Iterator[Session]:
+    """The memory attached, with every error of the API mapped to its exit code."""
+    with database(db, data, json_output) as conn:
+        try:
+            with Session.attach(name, db=conn, policy=policy, as_agent=as_agent,
+                                create=create) as session:
+                yield session
+        except TomError as err:
+            fail(f"bad input:\n{err}", EXIT_BAD_INPUT, json_output)
+        except LookupError:
+            fail(f"no memory called {name!r} (`tomc memory list` lists them; `tomc memory "
+                 "apply` creates one)", EXIT_BAD_INPUT, json_output)
+        except AccessDenied as err:
+            fail(f"access denied: {err}", EXIT_ACCESS_DENIED, json_output)
+        except StaleWrite as err:
+            fail(f"stale write: {err}", EXIT_STALE, json_output)
+
+
+def _text(statements: list[str]) -> str:
+    """The statements as one .tom text; `-` reads them from stdin."""
+    return sys.stdin.read() if statements == ["-"] else "\n".join(statements)
+
+
+@app.command("apply")
+def apply(name: str = typer.Argument(..., help="The memory (created if it does not exist)."),
+          statements: list[str] = typer.Argument(
+              ..., help="Events and agents/rooms lines in .tom syntax, one per argument or "
+                        "several per line ('-' reads them from stdin). E.g. 'agents Maya, "
+                        "Billing' 'Billing tells Maya refund.status = approved'."),
+          policy: Optional[str] = typer.Option(
+              None, "--policy", help="Policy of a new memory: a shipped name or a .tom file "
+                                     "(default: default). Must match an existing memory's."),
+          after_step: Optional[int] = typer.Option(
+              None, "--after-step", min=0, help="Refuse (exit 6, nothing written) unless the "
+                                                "memory is at this step."),
+          as_agent: Optional[str] = AS_OPTION,
+          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          json_output: bool = JSON_OPTION) -> None:
+    """Check, then record, statements in memory NAME, each event at the next step. All are
+    checked before any is written: on bad input nothing is (exit 2)."""
+    text = _text(statements)
+    with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None) as s:
+        events = s.apply(text, after_step=after_step)
+        if json_output:
+            emit_json({"memory": s.memory, "step": s.step,
+                       "events": [_event_json(e) for e in events]})
+        else:
+            for e in events:
+                typer.echo(f"step {e.step}: {e.text}   [witnesses: "
+                           f"{', '.join(sorted(e.witnesses)) or 'none'}]")
+            typer.echo(f"memory {s.memory} at step {s.step}")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("ask")
+def ask(name: str = typer.Argument(..., help="The memory."),
+        questions: list[str] = typer.Argument(
+            ..., help="'ask ...' or 'expect ...' lines (the leading `ask` may be left out), "
+                      "e.g. 'Maya believes refund.status' 'expect truth refund.status = "
+                      "rejected' 'false_beliefs'."),
+        as_agent: Optional[str] = AS_OPTION,
+        db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+        json_output: bool = JSON_OPTION) -> None:
+    """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
+    1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        answers = [s.ask(q) for q in questions]
+        run = ScenarioRun(s.scenario, answers)
+        if json_output:
+            emit_json({"memory": s.memory, "step": s.step,
+                       "answers": [a.to_json() for a in answers]})
+        else:
+            typer.echo(render_run(run))
+    raise typer.Exit(EXIT_FAILED if run.failed else EXIT_OK)
+
+
+@app.command("list")
+def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          json_output: bool = JSON_OPTION) -> None:
+    """List the memories on the server: name, policy, step reached, agents."""
+    with database(db, data, json_output) as conn:
+        found = []
+        for name in memory.names(conn):
+            stored = memory.read(conn, name)
+            if stored is not None:
+                found.append({"name": name, "policy": stored.policy, "step": stored.step,
+                              "agents": memory.agents(conn, name)})
+    if json_output:
+        emit_json({"memories": found})
+    elif not found:
+        typer.echo("no memories")
+    for m in [] if json_output else found:
+        typer.echo(f"{m['name']}  (policy {m['policy']}, step {m['step']}, agents: "
+                   f"{', '.join(m['agents']) or 'none'})")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("export")
+def export(name: str = typer.Argument(..., help="The memory."),
+           out: Optional[Path] = typer.Option(None, "-o", "--out",
+                                              help="Write to this file (default: stdout)."),
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Print the memory as one .tom file (policy, agents, rooms, every event in step order)
+    that `tomc run` replays to the same answers."""
+    with _session(name, db, data, json_output) as s:
+        text = s.export()
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    if json_output:
+        emit_json({"memory": name, "tom": text, "out": str(out) if out else None})
+    elif out is None:
+        typer.echo(text, nl=False)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("drop")
+def drop(name: str = typer.Argument(..., help="The memory."),
+         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+         json_output: bool = JSON_OPTION) -> None:
+    """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
+    there is no such memory."""
+    with database(db, data, json_output) as conn:
+        dropped = memory.drop(conn, name)
+    if not dropped:
+        fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)
+    if json_output:
+        emit_json({"dropped": name})
+    else:
+        typer.echo(f"dropped memory {name}")
+    raise typer.Exit(EXIT_OK)
+
+
+def _event_json(event) -> dict:
+    return {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
+            "witnesses": sorted(event.witnesses)}

@@ -1,0 +1,58 @@
+"""`tomc serve --data DIR`: the embedded FalkorDB as a long-lived server that several
+processes share (docs/storage.md)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tomc.cli.common import EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_OK, fail
+from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.server import FSYNC_MODES, EmbeddedServer, default_data_dir
+
+
+def serve(data: Optional[Path] = typer.Option(
+              None, "--data", help="Data folder (default: $TOMC_DATA or ~/.local/share/tomc)."),
+          port: int = typer.Option(0, "--port", min=0, max=65535,
+                                   help="Also listen on 127.0.0.1:PORT (default: unix socket "
+                                        "only)."),
+          socket: Optional[Path] = typer.Option(
+              None, "--socket", help="Unix socket path (default: DATA/redis.sock)."),
+          fsync: str = typer.Option(
+              "everysec", "--fsync",
+              help="everysec: a killed server loses at most the last second of acknowledged "
+                   "writes; always: none (each write is on disk before it is acknowledged).")
+          ) -> None:
+    """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
+    once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
+    tomc command, Session.attach or `tomc mcp`. Persistence: AOF (`--fsync`), agents' users
+    in DATA/users.acl. Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
+    if fsync not in FSYNC_MODES:
+        fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
+    folder = data or default_data_dir()
+    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket)
+    try:
+        server.start()
+    except DatabaseUnavailable as err:
+        fail(f"cannot serve {folder}: {err}", EXIT_NO_DATABASE)
+    stopped = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopped.set())
+    try:
+        server.announce()
+        where = f"unix://{server.socket_path}" + (f" and redis://127.0.0.1:{port}" if port
+                                                  else "")
+        typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}); "
+                   "Ctrl-C or SIGTERM stops", err=True)
+        while not stopped.wait(1.0):
+            if server.process.poll() is not None:
+                fail(f"FalkorDB exited (code {server.process.returncode}); see "
+                     f"{server.data_dir / 'redis.log'}", EXIT_NO_DATABASE)
+    finally:
+        server.stop()
+    typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)

@@ -19,12 +19,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import REPO
 from tomc.api import Session
+from tomc.engine import memory
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -36,6 +38,19 @@ SUPERVISOR_TOOLS = {"record", "enter", "exit", "set", "tell", "say", "announce",
                     "history", "check"}
 AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_for", "tell",
                "say"}
+MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
+            "mcp_exists", "mcp_nowhere"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_memories(db):
+    """The memories these tests write start empty (a FALKORDB_URL server keeps them across
+    runs) and are dropped after."""
+    for name in MEMORIES:
+        memory.drop(db, name)
+    yield
+    for name in MEMORIES:
+        memory.drop(db, name)
 
 
 def tomc_command() -> list[str]:

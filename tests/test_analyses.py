@@ -335,8 +335,8 @@ def test_context_orders_corrections_then_tells_then_asks_and_keeps_private_ones(
     assert [(d.key, d.action) for d in context.result.differences] == [
         ("k.s", "correct"), ("m.s", "tell"), ("w.s", "ask"), ("p.s", "private")]
     text = context.result.text
-    assert "k.s: I hold two; I think B holds one (correct it)" in text
-    assert text.splitlines()[-1] == "Correct first: k.s = two"
+    assert 'k.s: I hold "two"; I think B holds "one" (correct it)' in text
+    assert text.splitlines()[-1] == 'Correct first: k.s = "two"'
 
 
 # ---------------------------------------------------------------- command line and Cypher

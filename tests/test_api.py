@@ -82,7 +82,7 @@ def test_typed_methods_return_the_analyses(session):
     assert session.common_ground("Finance", "Shipping").items(None) == ["refund.status"]
     assert session.explain("Shipping", "refund.status").items("path") == ["Finance > Shipping"]
     assert session.plan_announcements("refund.status", "Finance").best == "announce"
-    assert "Correct first: refund.status = rejected" in session.context_for(
+    assert 'Correct first: refund.status = "rejected"' in session.context_for(
         "Finance", "Maya").text
     assert session.truth("refund.status").shown == "rejected"
     assert session.ask("expect false_beliefs = {Maya: refund.status}").passed

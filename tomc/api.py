@@ -41,6 +41,7 @@ from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
+from tomc.beliefs import Held
 from tomc.dsl import ast, build
 from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
@@ -56,6 +57,7 @@ from tomc.rules import shipped_names
 from tomc.runtime import acl, queries, recovery
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+from tomc.runtime.graph_view import GraphView
 
 __all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
 
@@ -346,8 +348,11 @@ class Session:
         if isinstance(query, QueryModel):
             return self._belief(query)
         if self.agent is not None:
+            if query.analysis == "context_for" and query.agents[0] == self.agent:
+                return analyses.answer(self._mind_view(), query)  # reads only its mind graph
             raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
-                               "(believes / ask AGENT believes ...) are answered")
+                               "(believes / ask AGENT believes ...) and its context_for are "
+                               "answered")
         return analyses.answer(self.view(), query)
 
     def _belief(self, query: QueryModel) -> Answer:
@@ -377,6 +382,27 @@ class Session:
         return self._ask(ast.Ask(subject=ast.Subject(key=build.key(key)),
                                  when=build.when(at_step, on)))
 
+    def beliefs(self, chain: Union[str, Sequence[str]]) -> list[Held]:
+        """Every version `chain` (an agent, or agents outermost first) holds now, every key,
+        sorted by key and value, each with its provenance (step, kind, source, support,
+        authority, rivals). A session reading as an agent may ask only chains that start
+        with that agent, and reads them through its own FalkorDB user."""
+        try:
+            wanted = tuple(n.text for n in build.names(chain))
+        except DiagnosticError as err:
+            raise TomError(err.diagnostics) from None
+        if self.agent is not None and wanted[0] != self.agent:
+            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
+                               f"{' > '.join(wanted)}'s beliefs, only chains that start with "
+                               f"{self.agent}")
+        self.refresh()
+        if wanted not in set(self.scenario.chains()):
+            raise TomError([Diagnostic(
+                "E130", f"no chain {' > '.join(wanted)} in this memory: agents are "
+                f"{', '.join(self.scenario.agents) or 'none yet'}, depth "
+                f"{self.scenario.policy.depth}", None, build.PATH)])
+        return sorted(self._mind_view().held([wanted]), key=lambda h: (h.key, h.value))
+
     @_serialised
     def history(self) -> list[AnyEvent]:
         """The events so far, in step order, each with its step, kind, .tom text and
@@ -392,6 +418,13 @@ class Session:
         if self.agent is not None:
             raise AccessDenied(f"this session reads as {self.agent}: no view of every mind")
         return self._live.engine.view(self.step)
+
+    def _mind_view(self) -> BeliefView:
+        """The view as of now; for a session reading as an agent, through its own user
+        (chains that start with the agent only: the view reads nothing else)."""
+        if self.agent is None:
+            return self.view()
+        return GraphView(self._agent_db, self._live.engine.graphs, self.scenario, self.step)
 
     @_bad_input
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:
@@ -437,7 +470,8 @@ class Session:
 
     @_bad_input
     def context_for(self, agent: str, other: str) -> Context:
-        """`ask context_for AGENT talking_to OTHER`; the block is its `.text`."""
+        """`ask context_for AGENT talking_to OTHER`; the block is its `.text`. A session
+        reading as an agent may ask it for itself (it reads only that agent's mind)."""
         return self._analysis(ast.ContextFor(agent=build.name(agent),
                                              other=build.name(other)))
 

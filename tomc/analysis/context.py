@@ -20,23 +20,27 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tomc.analysis.handoff import is_private
-from tomc.analysis.view import BeliefView, Held, by_chain_key, shown, values
+from tomc.analysis.quoting import NOTICE, flag_note, quote, quoted_values
+from tomc.analysis.view import BeliefView, Held, by_chain_key, values
 
 _OBSERVED = ("state", "move", "set", "enter")
 _ORDER = {"correct": 0, "tell": 1, "ask": 2, "private": 3}
 
 
 def learnt(h: Held) -> str:
-    """How a value reached its holder, in a few words."""
+    """How a value reached its holder, in a few words: the source name quoted, with its
+    authority (tomc/analysis/quoting.py)."""
     if h.kind in _OBSERVED:
         return f"seen at step {h.since}"
+    source = quote(h.source or "")
+    when = f"at step {h.since}, authority {h.authority}"
     if is_private(h.kind):
-        return f"told privately by {h.source} at step {h.since}"
+        return f"told privately by {source} {when}"
     if h.kind == "handoff":
-        return f"handed over by {h.source} at step {h.since}"
+        return f"handed over by {source} {when}"
     if h.kind == "claim":
-        return f"from {h.source} at step {h.since}"
-    return f"heard from {h.source} at step {h.since}"
+        return f"from {source} {when}"
+    return f"heard from {source} {when}"
 
 
 @dataclass(frozen=True)
@@ -75,24 +79,26 @@ class Context:
 
     @property
     def text(self) -> str:
-        """The block itself, ready for a prompt."""
+        """The block itself, ready for a prompt: values and sources quoted, values that
+        read like instructions flagged (tomc/analysis/quoting.py)."""
         out = [f"Context for {self.agent} talking to {self.other} (after step {self.step}; "
-               f"{self.agent}'s own view).", "What I believe:"]
+               f"{self.agent}'s own view). {NOTICE}", "What I believe:"]
         grouped = by_chain_key(self.mine)
-        out += [f"- {key} = {shown(values(v), key in self.many)} "
-                f"({'; '.join(learnt(h) for h in v)})" for (_, key), v in grouped.items()]
+        out += [f"- {key} = {quoted_values(values(v), key in self.many)} "
+                f"({'; '.join(learnt(h) for h in v)}){flag_note(values(v))}"
+                for (_, key), v in grouped.items()]
         if not grouped:
             out.append("- nothing yet")
         out.append(f"What I think {self.other} believes:")
         theirs = by_chain_key(self.theirs)
-        out += [f"- {key} = {shown(values(v), key in self.many)}"
+        out += [f"- {key} = {quoted_values(values(v), key in self.many)}{flag_note(values(v))}"
                 for (_, key), v in theirs.items()]
         if not theirs:
             out.append("- nothing that I know of")
         out.append("Where we differ:")
         for d in self.differences:
             many = d.key in self.many
-            mine, theirs_shown = shown(d.mine, many), shown(d.theirs, many)
+            mine, theirs_shown = quoted_values(d.mine, many), quoted_values(d.theirs, many)
             out.append({
                 "correct": f"- {d.key}: I hold {mine}; I think {self.other} holds "
                            f"{theirs_shown} (correct it)",
@@ -101,12 +107,13 @@ class Context:
                 "ask": f"- {d.key}: I hold nothing; I think {self.other} holds "
                        f"{theirs_shown} (ask)",
                 "private": f"- {d.key}: I hold {mine}, told to me in private (do not share)",
-            }[d.action])
+            }[d.action] + flag_note((*d.mine, *d.theirs)))
         if not self.differences:
             out.append("- nowhere that I know of")
         first = self.first
         if first:
-            out.append(f"Correct first: {first.key} = {shown(first.mine, first.key in self.many)}")
+            shown = quoted_values(first.mine, first.key in self.many)
+            out.append(f"Correct first: {first.key} = {shown}")
         return "\n".join(out)
 
     def lines(self) -> list[str]:

@@ -12,8 +12,8 @@ import sys
 
 import typer
 
-from tomc.cli import (check_cmd, compile_cmd, diff_cmd, fmt_cmd, import_cmd, memory_cmd,
-                      report_cmd, run_cmd, serve_cmd, test_cmd)
+from tomc.cli import (check_cmd, compile_cmd, diff_cmd, fmt_cmd, import_cmd, mcp_cmd,
+                      memory_cmd, report_cmd, run_cmd, serve_cmd, test_cmd)
 
 app = typer.Typer(
     name="tomc",
@@ -29,6 +29,7 @@ app.command("test")(test_cmd.test)
 app.command("fmt")(fmt_cmd.fmt)
 app.command("diff")(diff_cmd.diff)
 app.command("report")(report_cmd.report)
+app.command("mcp")(mcp_cmd.mcp)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")

@@ -1,0 +1,56 @@
+"""`tomc mcp --memory NAME [--agent A] [--http PORT]`: serve a named memory over MCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tomc.cli.common import DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, fail
+from tomc.runtime.errors import DatabaseUnavailable
+
+
+def mcp(memory: str = typer.Option(..., "--memory", "-m",
+                                   help="The named memory to serve (created, in supervisor "
+                                        "mode, if there is none)."),
+        agent: Optional[str] = typer.Option(
+            None, "--agent", help="Agent mode: only this agent's mind, through its read-only "
+                                  "FalkorDB user, and tell/say as this agent."),
+        policy: Optional[str] = typer.Option(
+            None, "--policy", help="Policy of a memory created now (a shipped name or a .tom "
+                                   "file; default: default). Given for an existing memory, "
+                                   "it must be the memory's."),
+        http: Optional[int] = typer.Option(
+            None, "--http", min=1, max=65535,
+            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio."),
+        db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
+    """Serve a named memory over the Model Context Protocol (stdio by default), for MCP
+    clients such as Claude Code, Claude Desktop, Cursor or an agent framework.
+
+    Supervisor mode (no --agent): record events and ask every question. Agent mode: what
+    the agent may know, and speech as that agent. Several servers and the CLI may share
+    one memory through a FalkorDB server (--db); the embedded FalkorDB serves one process.
+    Exit 2 on bad input (no such memory or agent, wrong policy), 3 if FalkorDB is
+    unavailable."""
+    # Imported here: the MCP SDK is only loaded by this verb.
+    from tomc.api import TomError
+    from tomc.mcp.server import memory_server, serve
+
+    if db and data:
+        fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({db}, from "
+             "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT)
+    try:
+        with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent) as server:
+            if http is not None:
+                typer.echo(f"tomc: serving memory {memory!r} on http://127.0.0.1:{http}/mcp",
+                           err=True)
+            serve(server, http)
+    except TomError as err:
+        typer.echo(str(err), err=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    except LookupError as err:
+        fail(f"{err.args[0] if err.args else err} (agent mode does not create memories: start "
+             "a supervisor first, or use the CLI or API)", EXIT_BAD_INPUT)
+    except DatabaseUnavailable as err:
+        fail(f"database unavailable: {err}", EXIT_NO_DATABASE)

@@ -1,0 +1,114 @@
+"""An agent's tools (`tomc mcp --agent Maya`): only what Maya may know, and speech as Maya.
+
+Reads go through `reader`, a session attached `as_agent`: it reads Maya's mind graph through
+her read-only FalkorDB user and refuses every other mind (AccessDenied, an `access_denied`
+tool error). Writes go through `writer`, a supervisor session that this module uses for one
+thing only: `tell` and `say` with Maya as the speaker. A call naming another speaker is
+refused before anything is written; the supervisor's other tools are not offered at all.
+
+    my_beliefs(about=None)               -> {"agent", "chain", "step", "beliefs": [...]}
+    what_do_i_think(chain, key)          -> the `believes` answer, chain starting with Maya
+    who_is_misinformed()                 -> {"agent", "step", "misinformed": [...]}
+    context_for(other)                   -> {"agent", "other", "text", "differences", ...}
+    tell(listener, key, value) / say(key, value) -> {"memory", "step", "events": [...]}
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' signatures, whose
+# argument types (`Speaker`) and examples are made here, per agent, not at module level.
+from typing import Annotated, Optional, Sequence, Union
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from tomc.api import AccessDenied, Session
+from tomc.dsl.program import AnyEvent
+from tomc.mcp.arguments import Agent, AtStep, Key, On, Value
+from tomc.mcp.describe import tool
+from tomc.mcp.results import Guard, answer, event_json, held_json
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+SPEAK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                        open_world_hint=False)
+
+
+def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) -> None:
+    """Add the tools of the agent `reader` reads as to `server`."""
+    me = reader.agent
+    assert me is not None, "an agent server reads through an as_agent session"
+
+    Speaker = Annotated[Optional[str], Field(
+        description=f"Leave out: you speak as {me}. Any other speaker is refused.",
+        examples=[me])]
+
+    def result(payload: dict) -> CallToolResult:
+        return answer(payload, reader.history())  # flags traced to events I witnessed
+
+    def spoken(events: Sequence[AnyEvent]) -> CallToolResult:
+        return answer({"memory": writer.memory, "step": writer.step,
+                       "events": [event_json(e) for e in events]}, events)
+
+    def as_me(speaker: Optional[str]) -> None:
+        if speaker is not None and speaker != me:
+            raise AccessDenied(f"this server speaks as {me}: it cannot speak as {speaker}")
+
+    @tool(server, title=f"What {me} believes", annotations=READ)
+    def my_beliefs(about: Annotated[Optional[str], Field(
+            description=f"Another agent: what {me} thinks it believes (omit for {me}'s own "
+                        "beliefs).", examples=["Billing"])] = None) -> CallToolResult:
+        """Everything I believe now (or think another agent believes), every key, with
+        where each value came from: step, kind, source, authority, rivals."""
+        chain = [me] if about is None else [me, about]
+        return guard(lambda: result({"agent": me, "chain": chain, "step": reader.step,
+                                     "beliefs": [held_json(h) for h in reader.beliefs(chain)]}))
+
+    @tool(server, title=f"What {me} thinks about a key", annotations=READ)
+    def what_do_i_think(key: Key, chain: Annotated[Optional[Union[str, list[str]]], Field(
+            description=f"A chain that starts with {me}: [\"{me}\", \"Billing\"] is what "
+                        f"{me} thinks Billing believes (omit for {me}'s own belief).",
+            examples=[[me, "Billing"]])] = None, at_step: AtStep = None, on: On = None) \
+            -> CallToolResult:
+        """What I believe about a key (or think another agent believes), with provenance:
+        the event it came from, its witnesses, sources and rule."""
+        return guard(lambda: result(reader.believes(chain or me, key, at_step=at_step,
+                                                    on=on).to_json()))
+
+    @tool(server, title="Who I think is misinformed", annotations=READ)
+    def who_is_misinformed() -> CallToolResult:
+        """From my own models of the others: who I think holds a value other than mine
+        (`correct`), or does not know what I know (`tell`). Private values are left out."""
+        def body() -> CallToolResult:
+            found = []
+            for other in reader.scenario.agents:
+                if other == me:
+                    continue
+                for d in reader.context_for(me, other).differences:
+                    if d.action in ("correct", "tell"):
+                        found.append({"agent": other, "key": d.key, "mine": list(d.mine),
+                                      "theirs": list(d.theirs), "action": d.action})
+            return result({"agent": me, "step": reader.step, "misinformed": found})
+        return guard(body)
+
+    @tool(server, title="Context block before talking", annotations=READ)
+    def context_for(other: Agent) -> CallToolResult:
+        """A compact block for my prompt before talking to another agent: what I believe,
+        what I think they believe, what to correct first (values quoted, with their source
+        and authority)."""
+        return guard(lambda: result(reader.context_for(me, other).to_json()))
+
+    @tool(server, title=f"Tell one agent, as {me}", annotations=SPEAK)
+    def tell(listener: Agent, key: Key, value: Value, speaker: Speaker = None) \
+            -> CallToolResult:
+        """Tell one agent KEY = VALUE in private (only the two of us know it)."""
+        def body() -> CallToolResult:
+            as_me(speaker)
+            return spoken([writer.tell(me, listener, key, value)])
+        return guard(body)
+
+    @tool(server, title=f"Say in the room, as {me}", annotations=SPEAK)
+    def say(key: Key, value: Value, speaker: Speaker = None) -> CallToolResult:
+        """Say KEY = VALUE in the room I am in: everyone there hears it."""
+        def body() -> CallToolResult:
+            as_me(speaker)
+            return spoken([writer.says(me, key, value)])
+        return guard(body)

@@ -1,0 +1,31 @@
+"""The typed tool arguments both modes share, each described with examples (what a model
+reads in the tool's input schema)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional, Union
+
+from pydantic import Field
+
+Agent = Annotated[str, Field(description="An agent of the memory.",
+                             examples=["Maya", "Billing"])]
+Agents = Annotated[Union[str, list[str]], Field(
+    description="One agent, or a list of agents.", examples=["Maya", ["Maya", "Billing"]])]
+Room = Annotated[str, Field(description="A room or channel of the memory.",
+                            examples=["chat", "ops"])]
+Chain = Annotated[Union[str, list[str]], Field(
+    description="Whose belief: an agent, or a chain of agents outermost first "
+                "(['Maya', 'Billing'] is what Maya thinks Billing believes).",
+    examples=["Maya", ["Maya", "Billing"]])]
+Key = Annotated[str, Field(
+    description="A key, subject.predicate; a bare subject means subject.location.",
+    examples=["refund_4411.status", "parcel"])]
+Value = Annotated[Union[str, int, float, bool], Field(
+    description="The value (text, a number or a boolean; compared as text).",
+    examples=["approved", 3, "2026-03-01"])]
+AtStep = Annotated[Optional[int], Field(
+    description="Knowledge time: what was held after this step (omit for now).",
+    examples=[2])]
+On = Annotated[Optional[str], Field(
+    description="Valid time: the value valid in the world on this date (omit for now).",
+    examples=["2026-03-01"])]

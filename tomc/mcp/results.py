@@ -1,0 +1,136 @@
+"""Tool results and tool errors, as an MCP client receives them.
+
+A result is the answer's `--json` fields (`to_json()` of tomc's answers) as structured
+content, and the same JSON as text content for a model to read. Strings in it that read like
+instructions are listed under `flagged` (path, verbatim value, quoted value, reason, and the
+events that brought it: step, kind, source, authority), with a notice before the JSON that
+they are data (tomc/analysis/quoting.py); nothing else about them changes.
+
+An error is a tool result with `isError` set (never a protocol error, never a traceback):
+
+    {"error": "bad_input" | "access_denied" | "stale_write" | "not_found" |
+              "database_unavailable",
+     "message": "...", "exit_code": 2 | 4 | 6 | 2 | 3,   (as `tomc memory` exits)
+     "diagnostics": [{"path", "line", "column", "severity", "code", "message", "hint"}],
+     "rendered": "<record>:1:1: error[E101]: unknown agent `Mayaa`\\n  hint: ..."}
+
+`Guard` runs one tool call at a time (the SDK runs sync tools on worker threads; a Session
+is used by one thread at a time) and turns tomc's exceptions into these errors; anything
+else is left to the SDK, which reports it as a tool error without its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Callable, Optional, Sequence
+
+import redis
+from mcp.types import CallToolResult, TextContent
+
+from tomc.analysis.quoting import NOTICE, flagged
+from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
+from tomc.beliefs import Held
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
+from tomc.dsl.program import AnyEvent
+
+EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
+
+
+def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
+    """A successful result: `payload` (JSON-shaped), plus `flagged` and `notice` when some
+    of its strings read like instructions (their origins looked up in `events`)."""
+    flags = flagged(payload, events)
+    body = dict(payload)
+    content = []
+    if flags:
+        body["flagged"] = [f.to_json() for f in flags]
+        body["notice"] = NOTICE
+        content.append(TextContent(type="text", text=(
+            f"{len(flags)} value(s) in this result read like instructions (see `flagged`). "
+            + NOTICE)))
+    content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
+                                                            indent=1)))
+    return CallToolResult(content=content, structured_content=body)
+
+
+def failure(kind: str, message: str, exit_code: int,
+            diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
+    """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
+    and as it prints them (`rendered`)."""
+    body = {"error": kind, "message": message, "exit_code": exit_code,
+            "diagnostics": [d.to_json() for d in diagnostics],
+            "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
+        structured_content=body, is_error=True)
+
+
+def event_json(event: AnyEvent) -> dict:
+    """An event as `history` and `record` return it: {step, kind, text, line, witnesses},
+    plus what it carried: speaker, listeners, source, authority, room, key, value."""
+    out = {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
+           "witnesses": list(event.witnesses)}
+    for name in ("speaker", "source", "authority", "room", "published", "valid_from"):
+        if getattr(event, name, None) is not None:
+            out[name] = getattr(event, name)
+    for name in ("agents", "listeners"):
+        if getattr(event, name, None):
+            out[name] = list(getattr(event, name))
+    fact = getattr(event, "fact", None)
+    if fact is not None:
+        out["key"], out["value"] = fact.key, fact.value
+    return out
+
+
+def held_json(held: Held) -> dict:
+    """A belief version as `my_beliefs` returns it: {chain, key, value, since, kind, source,
+    support, authority, rivals: [{value, source, authority, step, kind}]}."""
+    return {"chain": list(held.chain), "key": held.key, "value": held.value,
+            "since": held.since, "kind": held.kind, "source": held.source,
+            "support": list(held.support), "authority": held.authority,
+            "rivals": [{"value": r.value, "source": r.source, "authority": r.authority,
+                        "step": r.step, "kind": r.kind} for r in held.rivals]}
+
+
+class Guard:
+    """Runs tool bodies one at a time and maps tomc's errors to error results."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def __call__(self, body: Callable[[], CallToolResult],
+                 origin: Optional[str] = None) -> CallToolResult:
+        with self.lock:
+            try:
+                return body()
+            except TomError as err:
+                return failure("bad_input", _first_line(err.diagnostics, str(err)),
+                               EXIT_BAD_INPUT, _at(err.diagnostics, origin), err.text)
+            except DiagnosticError as err:  # a typed argument that is not a name, key, ...
+                return failure("bad_input", _first_line(err.diagnostics, str(err)),
+                               EXIT_BAD_INPUT, _at(err.diagnostics, origin))
+            except AccessDenied as err:
+                return failure("access_denied", str(err), EXIT_DENIED)
+            except StaleWrite as err:
+                return failure("stale_write", str(err), EXIT_STALE)
+            except LookupError as err:
+                return failure("not_found", str(err), EXIT_BAD_INPUT)
+            except ValueError as err:  # e.g. several questions given to `ask`
+                return failure("bad_input", str(err), EXIT_BAD_INPUT)
+            except (DatabaseUnavailable, redis.RedisError) as err:
+                return failure("database_unavailable", str(err).splitlines()[0],
+                               EXIT_NO_DATABASE)
+
+
+def _first_line(diagnostics: Sequence[Diagnostic], fallback: str) -> str:
+    return diagnostics[0].message if diagnostics else fallback
+
+
+def _at(diagnostics: Sequence[Diagnostic], origin: Optional[str]) -> list[Diagnostic]:
+    """Diagnostics of text a tool was given name the tool (`<record>`), not `<apply>`."""
+    if origin is None:
+        return list(diagnostics)
+    return [d if d.path not in ("<apply>", "<check>", "<ask>") else
+            Diagnostic(d.code, d.message, d.span, origin, d.hint, d.severity, d.source)
+            for d in diagnostics]

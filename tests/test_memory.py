@@ -401,6 +401,13 @@ def test_an_agent_reads_only_its_own_mind_refused_by_tomc_and_by_falkordb(db, fr
             with pytest.raises(AccessDenied):
                 refused()
         assert all("Maya" in e.witnesses for e in maya.history())
+        assert [e.step for e in maya.scenario.events] == [e.step for e in maya.history()]
+        kwargs = maya._agent_db.redis.connection_pool.connection_kwargs
+        switcher = redis.Redis(unix_socket_path=kwargs["path"], username=kwargs["username"],
+                               password=kwargs["password"])
+        with pytest.raises(redis.AuthenticationError):  # the admin user has a password
+            switcher.execute_command("AUTH", "default", "anything")
+        switcher.close()
         graphs = memory.memory_graphs(name, ["Maya", "Finance"])
         with pytest.raises(redis.exceptions.NoPermissionError):  # NOPERM underneath
             maya._agent_db.read(graphs.mind("Finance"), "MATCH (n) RETURN count(n) AS c", {})

@@ -24,6 +24,7 @@ through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from contextlib import ExitStack
@@ -178,14 +179,16 @@ class Session:
         try:
             database = _database(db, data_dir, stack)
             stored = memory.read(database, label)
+            created = False
             if stored is None:
                 if not create:
                     raise LookupError(f"no memory called {label!r}")
                 header = _header(label, policy or "default", inline=True)
                 model = _checker(header, f"memory {label}").scenario
-                memory.create(database, model, header)
+                created = memory.create(database, model, header)
                 stored = memory.read(database, label)
-            elif policy is not None and not _same_policy(policy, stored.policy):
+            # A process that lost the race to create the memory checks the policy too.
+            if not created and policy is not None and not _same_policy(policy, stored.policy):
                 raise TomError([Diagnostic(
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
@@ -211,7 +214,10 @@ class Session:
 
     @property
     def scenario(self) -> ScenarioModel:
-        """The scenario so far: its agents, rooms, policy and events."""
+        """The scenario so far: its agents, rooms, policy and events (for a session reading
+        as an agent, only the events it witnessed, as `history()`)."""
+        if self.agent is not None:
+            return dataclasses.replace(self._live.scenario, events=self.history())
         return self._live.scenario
 
     @property
@@ -258,7 +264,7 @@ class Session:
         """The diagnostics of `statements` (events, declarations or questions) after the
         scenario so far, without applying anything: [] when they are valid."""
         try:
-            text, parsed = _statements(statements)
+            text, parsed = _statements(statements, "<check>")
         except TomError as err:
             return err.diagnostics
         checker = self._live.checker
@@ -333,9 +339,9 @@ class Session:
             line = question.strip()
             if not line.startswith(("ask ", "expect ")):
                 line = "ask " + line
-            text, parsed = _statements(line)
+            text, parsed = _statements(line, "<ask>")
         else:
-            text, parsed = _statements(question)
+            text, parsed = _statements(question, "<ask>")
         if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
             raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
                                        "<ask>", hint="record events with apply()")], text)
@@ -408,7 +414,7 @@ class Session:
         """The events so far, in step order, each with its step, kind, .tom text and
         witnesses; a session reading as an agent sees the events it witnessed."""
         self.refresh()
-        events = list(self.scenario.events)
+        events = list(self._live.scenario.events)
         if self.agent is not None:
             events = [e for e in events if self.agent in e.witnesses]
         return events
@@ -513,11 +519,12 @@ class Session:
 # ---------------------------------------------------------------- helpers
 
 
-def _statements(statements: Statements) -> tuple[str, list]:
-    """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise."""
+def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
+    """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise.
+    `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
         try:
-            return statements, parse_statements(statements, "<apply>")
+            return statements, parse_statements(statements, origin)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, statements) from None
     items = [statements] if isinstance(statements, ast.Node) else statements

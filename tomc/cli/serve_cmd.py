@@ -48,6 +48,9 @@ def serve(data: Optional[Path] = typer.Option(
                                                   else "")
         typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}); "
                    "Ctrl-C or SIGTERM stops", err=True)
+        typer.echo(f"tomc: the admin password is in {server.data_dir / 'admin.secret'} "
+                   "(used by itself for the unix socket; for TCP: redis://default:PASSWORD@"
+                   "127.0.0.1:PORT)", err=True)
         while not stopped.wait(1.0):
             if server.process.poll() is not None:
                 fail(f"FalkorDB exited (code {server.process.returncode}); see "

@@ -120,24 +120,32 @@ def names(db: Database) -> list[str]:
     return sorted(found)
 
 
-def drop(db: Database, name: str) -> bool:
+def drop(db: Database, name: str, tries: int = 1000) -> bool:
     """Delete the memory's graphs, revision and users' passwords in one transaction, then
-    its agents' ACL users; False if there was no such memory."""
+    its agents' ACL users; False if there was no such memory. The revision is WATCHed
+    while the graphs are listed: a writer declaring an agent meanwhile (a new mind graph)
+    makes the transaction fail, and the listing is taken again."""
     graphs = memory_graphs(name)
     mind_prefix = graphs.world.removesuffix("world") + "mind:"
-    doomed = [g for g in db.graph_names()
-              if g.split("~", 1)[0] == graphs.world or g.startswith(mind_prefix)]
-    if not doomed:
-        return False
-    pipe = db.redis.pipeline(transaction=True)
-    pipe.delete(*doomed, graphs.revision_key, users_key(graphs))
-    try:
-        users = db.redis.hkeys(users_key(graphs))
-        pipe.execute()
-    except redis.RedisError as err:
-        raise DatabaseUnavailable(f"could not drop memory {name}: {err}") from None
-    acl.revoke(db, graphs, users)
-    return True
+    for _ in range(tries):
+        try:
+            with db.redis.pipeline(transaction=True) as pipe:
+                pipe.watch(graphs.revision_key)
+                doomed = [g for g in pipe.execute_command("GRAPH.LIST")
+                          if g.split("~", 1)[0] == graphs.world or g.startswith(mind_prefix)]
+                if not doomed:
+                    return False
+                users = pipe.hkeys(users_key(graphs))
+                pipe.multi()
+                pipe.delete(*doomed, graphs.revision_key, users_key(graphs))
+                pipe.execute()
+        except redis.WatchError:
+            continue
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not drop memory {name}: {err}") from None
+        acl.revoke(db, graphs, users)
+        return True
+    raise DatabaseUnavailable(f"could not drop memory {name}: writers kept declaring agents")
 
 
 def export(stored: StoredMemory, changes: list[tuple[int, str]]) -> str:

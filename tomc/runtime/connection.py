@@ -21,7 +21,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import EmbeddedServer, default_data_dir, serving
+from tomc.runtime.server import (EmbeddedServer, admin_secret, default_data_dir, folder_secret,
+                                 serving)
 
 CONNECT_TIMEOUT_S = 5.0
 # A statement of a very large scenario may run long; a server that stops answering is
@@ -152,11 +153,18 @@ def from_url(url: str, check_graphs: bool = True) -> Database:
     elif url.startswith("falkors://"):
         url = "rediss://" + url[len("falkors://"):]
     shown = shown_url(url)
+    extra = {}
+    parts = urlsplit(url)
+    if parts.scheme == "unix" and parts.password is None and "password=" not in parts.query:
+        # A socket in a tomc data folder: the folder's admin secret, if we may read it.
+        secret = folder_secret(Path(parts.path))
+        if secret is not None:
+            extra["password"] = secret
     try:
         client = redis.Redis.from_url(url, decode_responses=True,
                                       socket_connect_timeout=CONNECT_TIMEOUT_S,
                                       socket_timeout=STATEMENT_TIMEOUT_S,
-                                      retry=Retry(NoBackoff(), 0))
+                                      retry=Retry(NoBackoff(), 0), **extra)
     except (ValueError, TypeError) as err:
         raise DatabaseUnavailable(f"cannot use the FalkorDB URL {shown}: {err}") from None
     return open_database(client, shown, check_graphs)
@@ -190,14 +198,14 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     folder = data_dir or default_data_dir()
     served = serving(folder)
     if served is not None:
-        db = from_socket(served)
+        db = from_socket(served, password=admin_secret(folder))
         try:
             yield db
         finally:
             db.close()
         return
     with EmbeddedServer(folder) as server:
-        db = from_socket(server.socket_path)
+        db = from_socket(server.socket_path, password=server.secret)
         try:
             yield db
         finally:

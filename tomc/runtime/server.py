@@ -12,6 +12,11 @@ socket it is shut down (flushing its AOF) before ours starts; a stale socket fil
 `tomc serve` owns the folder for as long as it runs and says where it listens in
 `DATA/serving.json`, so other processes given the folder connect to it (`serving`).
 
+The server's `default` user (every right) has a password, kept in `DATA/admin.secret` (mode
+600): an agent's restricted user could otherwise `AUTH default` with any password and read
+every mind. Whoever can read the data folder is the administrator; connections to a socket
+in a data folder use its secret (tomc/runtime/connection.py).
+
 Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
 survive a restart only there: FALKORDB.md checks 5.10/5.11). The AOF is rewritten when it
 doubles past AOF_REWRITE_MIN, so a restart replays a compact log, not every write ever made.
@@ -22,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import secrets
 import os
 import signal
 import subprocess
@@ -47,6 +53,7 @@ _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
 SERVING = "serving.json"
+SECRET = "admin.secret"
 
 
 def default_data_dir() -> Path:
@@ -97,6 +104,7 @@ class EmbeddedServer:
 
     data_dir: Path
     fsync: str = "everysec"
+    secret: Optional[str] = None
     port: int = 0
     socket: Optional[Path] = None
     process: Optional[subprocess.Popen] = None
@@ -136,6 +144,12 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot use data folder {self.data_dir}: {err}") from None
         server, module, _ = find_binaries()
+        try:
+            self.secret = admin_secret(self.data_dir)
+        except OSError as err:
+            self._unlock()
+            raise DatabaseUnavailable(f"cannot keep a secret in {self.data_dir}: "
+                                      f"{err.strerror}") from None
         acl_file = self.data_dir / "users.acl"
         try:
             acl_file.touch(mode=0o600, exist_ok=True)  # the server refuses a missing aclfile
@@ -167,7 +181,7 @@ class EmbeddedServer:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
-        client = _client(self.socket_path)
+        client = _client(self.socket_path, self.secret)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 reason = self._log_tail() or (self.process.stderr.read() or b"").decode(
@@ -181,6 +195,11 @@ class EmbeddedServer:
                     f"{reason or 'no log'}")
             try:
                 if client.ping():
+                    # Every start: the default user gets the folder's password (a folder
+                    # made by an older tomc has none), kept in the aclfile too.
+                    client.execute_command("ACL", "SETUSER", "default", "on", "resetpass",
+                                           f">{self.secret}", "~*", "&*", "+@all")
+                    client.execute_command("ACL", "SAVE")
                     client.close()
                     return
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
@@ -212,7 +231,7 @@ class EmbeddedServer:
             pass
         if self.process is not None and self.process.poll() is None:
             try:
-                _client(self.socket_path).shutdown()
+                _client(self.socket_path, self.secret).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
                 self.process.send_signal(signal.SIGTERM)
             try:
@@ -233,7 +252,7 @@ class EmbeddedServer:
             pid = None
         if pid and process_alive(pid) and _is_redis(pid):  # a recycled pid is not ours to stop
             try:
-                _client(self.socket_path).shutdown()
+                _client(self.socket_path, admin_secret(self.data_dir)).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
                 os.kill(pid, signal.SIGTERM)
             for _ in range(500):
@@ -271,19 +290,42 @@ class EmbeddedServer:
 
 
 def serving(data_dir: Path) -> Optional[Path]:
-    """The socket of the `tomc serve` that owns `data_dir` and runs, or None."""
+    """The socket of the `tomc serve` server of `data_dir`, or None. A server whose `tomc
+    serve` was killed still serves (its writers go on): it is used, not replaced."""
     try:
         info = json.loads((Path(data_dir).expanduser() / SERVING).read_text())
-        socket_path, owner = Path(info["socket"]), int(info["owner"])
+        socket_path, owner, pid = Path(info["socket"]), int(info["owner"]), int(info["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return socket_path if process_alive(owner) and socket_path.exists() else None
+    running = process_alive(owner) or (process_alive(pid) and _is_redis(pid))
+    return socket_path if running and socket_path.exists() else None
 
 
-def _client(socket_path: Path) -> redis.Redis:
+def admin_secret(data_dir: Path) -> str:
+    """The password of the data folder's `default` user (made on first use, mode 600)."""
+    path = Path(data_dir) / SECRET
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(secrets.token_hex(24))
+    return path.read_text().strip()
+
+
+def folder_secret(socket_path: Path) -> Optional[str]:
+    """The admin secret of the data folder a socket lives in, if it has one we can read."""
+    try:
+        return (Path(socket_path).parent / SECRET).read_text().strip()
+    except OSError:
+        return None
+
+
+def _client(socket_path: Path, secret: Optional[str]) -> redis.Redis:
     """A control connection that fails at once instead of retrying (SHUTDOWN closes it)."""
     return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=5,
-                       retry=Retry(NoBackoff(), 0))
+                       password=secret, retry=Retry(NoBackoff(), 0))
 
 
 def process_alive(pid: int) -> bool:

@@ -249,8 +249,10 @@ class FalkorEngine:
         event or a declaration each, as canonical .tom text. Watches the revision first, so
         a change committed while the caller replays these makes its next commit fail."""
         writer = self.attach_writer()
-        writer.forget()
-        watched = writer.begin()
+        watched = writer.rewatch()
+        if watched <= revision:  # nothing new: one round trip, no read
+            self._caught_up = max(watched, revision)
+            return []
         rows = self.executor.read(self.graphs, Statement(
             WORLD, "read_applied.cypher", render("read_applied.cypher"), {"rev": revision},
             (0, "catching up")))

@@ -78,6 +78,13 @@ class Writer:
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
         return None if executed is None else list(executed[:-1])
 
+    def rewatch(self) -> int:
+        """The current revision, read under a fresh WATCH (UNWATCH, WATCH, GET in one round
+        trip): what other writers committed since this writer last looked."""
+        _, _, value = self._send([("UNWATCH",), ("WATCH", self.key), ("GET", self.key)])
+        self.watched = int(value or 0)
+        return self.watched
+
     def forget(self) -> None:
         """Drop the WATCH: the next `begin` reads the revision afresh."""
         self.watched = None

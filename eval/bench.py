@@ -350,7 +350,15 @@ def render_markdown(document: dict, mode: str) -> str:
         f"ratios (raw milliseconds: {scale['raw_p50_largest_over_smallest']:.2f}x).",
         f"- **Hi-ToM**: `eval.hitom` on {hi['stories']} stories: FalkorDB "
         f"{hi['engine_seconds']:.1f} s, reference {hi['reference_seconds']:.2f} s; engine = "
-        f"reference on {hi['agree']}/{hi['records']} records.",
+        f"reference on {hi['agree']}/{hi['records']} records.", "",
+        "## Reading the ratios", "",
+        "A bare write is a `GRAPH.QUERY` outside MULTI: FalkorDB hands it to a worker "
+        "thread and back, so a busy machine stretches it more than an event, whose "
+        "statements run inside MULTI/EXEC on the server's main thread. On a loaded machine "
+        "the ratios are therefore lower than on an idle one (a bare write is ~0.3-0.4 ms "
+        "idle, FALKORDB.md 8.1): read a ratio with the bare round trip it divides by. "
+        "Where the time goes, the server settings measured, and what would meet the "
+        "goals not met: `bench-notes.md`.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -345,12 +345,20 @@ class Session:
         if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
             raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
                                        "<ask>", hint="record events with apply()")], text)
-        self.refresh()
-        try:
-            _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
-        except DiagnosticError as err:
-            raise TomError(err.diagnostics, text) from None
-        query = found[0]
+        # A belief read checks, in its own round trip, that no other writer committed
+        # since this session's state (engine.answer_if_current); anything else catches up
+        # first.
+        fast = self.agent is None and isinstance(parsed[0], (ast.Ask, ast.Expect))
+        if not fast:
+            self.refresh()
+        query = self._question(parsed, text, retry=fast)
+        if fast and isinstance(query, QueryModel):
+            found = self._live.engine.answer_if_current(query)
+            if found is not None:
+                return found
+        if fast:
+            self.refresh()
+            query = self._question(parsed, text, retry=False)
         if isinstance(query, QueryModel):
             return self._belief(query)
         if self.agent is not None:
@@ -360,6 +368,18 @@ class Session:
                                "(believes / ask AGENT believes ...) and its context_for are "
                                "answered")
         return analyses.answer(self.view(), query)
+
+    def _question(self, parsed: list, text: str, retry: bool):
+        """The checked question; with `retry`, one that does not check is checked again
+        after taking in other writers' changes (it may name an agent they declared)."""
+        try:
+            _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
+        except DiagnosticError as err:
+            if retry:
+                self.refresh()
+                return self._question(parsed, text, retry=False)
+            raise TomError(err.diagnostics, text) from None
+        return found[0]
 
     def _belief(self, query: QueryModel) -> Answer:
         if self.agent is None:

@@ -38,6 +38,15 @@ class Compiler:
     def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None):
         self.scenario = scenario
         self.perspectives = perspectives or Perspectives(scenario.chains())
+        self._chains: tuple[tuple, list[Chain]] = ((), [])
+
+    def chains(self) -> list[Chain]:
+        """The scenario's chains (ScenarioModel.chains), kept while its agents and depth stay
+        the same: a 16-agent scenario at depth 3 has 3,616, and every routed event asks."""
+        shape = (tuple(self.scenario.agents), self.scenario.policy.depth)
+        if self._chains[0] != shape:
+            self._chains = (shape, self.scenario.chains())
+        return self._chains[1]
 
     def accept(self, plan: EventPlan) -> None:
         """Record what a committed event made each chain own (tomc/compiler/perspectives.py);
@@ -91,7 +100,7 @@ class Compiler:
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, ())
         facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
-        routes = observation_routes(self.scenario.policy, self.scenario.chains(),
+        routes = observation_routes(self.scenario.policy, self.chains(),
                                     event.witnesses)
         return self._routed(event, world, routes, facts, ("revealed",))
 
@@ -99,7 +108,7 @@ class Compiler:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, event.room)]
         world = self._world(event, "observation.cypher", rev, {"facts": facts, "truth": True})
-        routes = observation_routes(self.scenario.policy, self.scenario.chains(),
+        routes = observation_routes(self.scenario.policy, self.chains(),
                                     event.witnesses)
         return self._routed(event, world, routes, facts, ())
 
@@ -116,7 +125,7 @@ class Compiler:
                             truth=truth is not None)
         exit_order = policy.trust == "exit_order"
         believers = bindings.believers if exit_order else list(event.listeners)
-        routes = communication_routes(policy, self.scenario.chains(), event, believers)
+        routes = communication_routes(policy, self.chains(), event, believers)
         return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
@@ -129,7 +138,7 @@ class Compiler:
         # Exit order judges one key's room; a handoff carries several keys: the receiver
         # does not take it as trusted (docs/language.md, "handoff ... write").
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
-        routes = communication_routes(self.scenario.policy, self.scenario.chains(), event,
+        routes = communication_routes(self.scenario.policy, self.chains(), event,
                                       believers)
         return self._routed(event, world, routes, facts, ("handed",))
 

@@ -26,13 +26,12 @@ exactly; the mind graphs record it too (`owns` on each perspective), for readers
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from tomc.compiler.routing import Chain, Route
 
 
-@dataclass(frozen=True)
-class Copy:
+class Copy(NamedTuple):
     """Before the event, `chain` starts to own `key`: its parent's history (read at
     `source`, the nearest chain above it that owns the key) is copied to it."""
 
@@ -41,8 +40,7 @@ class Copy:
     key: str
 
 
-@dataclass(frozen=True)
-class Write:
+class Write(NamedTuple):
     """`chain` resolves the event's facts about `keys` (SEMANTICS.md section 4)."""
 
     chain: Chain

@@ -11,8 +11,7 @@ rules independently (tomc/reference/interpreter.py); the property tests compare 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, NamedTuple, Optional, Sequence
 
 from tomc.dsl import ast
 from tomc.dsl.program import Communication, Handoff, PolicyModel
@@ -20,10 +19,11 @@ from tomc.dsl.program import Communication, Handoff, PolicyModel
 Chain = tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """A chain an event updates, the text of the rule that names it, and whether it adopts
-    the value outright (`force`) instead of resolving it by authority (SEMANTICS.md 4)."""
+    the value outright (`force`) instead of resolving it by authority (SEMANTICS.md 4).
+    A named tuple: a broadcast at 16 agents, depth 3 makes 3,615 of them, and a frozen
+    dataclass took five times as long to build."""
 
     chain: Chain
     rule: str
@@ -38,8 +38,10 @@ def observation_routes(policy: PolicyModel, chains: Sequence[Chain],
     sets = {"witnesses": set(witnesses)}
     routes: dict[Chain, Route] = {}
     for rule in section.rules if section else []:
+        text = rule.text  # computed from the rule's fields: once, not once per chain
         for chain in _over(rule, sets, chains, excepted=set()):
-            routes.setdefault(chain, Route(chain, rule.text, True))
+            if chain not in routes:
+                routes[chain] = Route(chain, text, True)
     return list(routes.values())
 
 
@@ -58,6 +60,7 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
     sets = {"listeners": set(listeners), "believers": believing,
             "speaker": {speaker} if speaker is not None else set()}
     known = set(chains)
+    own = (speaker,)
     routes: dict[Chain, Route] = {}
     for rule in section.rules if section else []:
         if rule.over:
@@ -73,9 +76,10 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
                      for a in chosen]
         else:
             named = [tuple(speaker for _ in rule.path)]
+        text = rule.text  # computed from the rule's fields: once, not once per chain
         for chain in named:
-            if chain in known and chain != (speaker,) and chain not in routes:
-                routes[chain] = Route(chain, rule.text, _forced(policy, chain, speaker))
+            if chain in known and chain != own and chain not in routes:
+                routes[chain] = Route(chain, text, _forced(policy, chain, speaker))
     return list(routes.values())
 
 

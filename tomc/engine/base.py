@@ -5,7 +5,8 @@ the scenario; an engine then makes them happen and answers questions:
 
 - `declare(agents, rooms, text)`: agents and rooms the scenario has just gained;
 - `apply(events)`: events the scenario has just gained, in step order;
-- `answer(query)`: an `expect` / `ask` about a belief, as of its step;
+- `answer(query)`: an `expect` / `ask` about a belief, as of its step (`answer_if_current`:
+  the same, or None when other writers have committed since);
 - `view(step)`: the belief view the analyses read (tomc/analysis/view.py);
 - `simulate(events)`: a view of the state after `events`, on a copy that is dropped after;
 - `close()`: release what the engine holds (the graphs stay stored).
@@ -18,7 +19,7 @@ catches up with `changes_since`, `follow` and `reload` (tomc/engine/live.py).
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Optional, Protocol, Sequence
 
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
@@ -55,6 +56,11 @@ class Engine(Protocol):
 
     def answer(self, query: QueryModel) -> Answer:
         """The answer to an expect or ask about a belief, as of its step."""
+
+    def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
+        """`answer(query)`, or None when another writer has committed since `revision`
+        (catch up, then ask again): on FalkorDB the check and the read are one round
+        trip."""
 
     def view(self, step: int) -> BeliefView:
         """The beliefs as of `step`, for the analyses."""

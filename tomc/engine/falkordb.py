@@ -32,7 +32,7 @@ from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import answer
+from tomc.runtime.queries import answer, answer_from_rows, belief_read
 from tomc.runtime.transactions import Writer
 
 # A run sends its statements in batches of at most this many (one round trip each).
@@ -217,6 +217,17 @@ class FalkorEngine:
     def answer(self, query: QueryModel) -> Answer:
         return answer(self.db, self.graphs, query)
 
+    def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
+        """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
+        connection (one round trip); None if another writer committed since `revision`."""
+        writer = self.attach_writer()
+        graph, template, params = belief_read(self.graphs, query)
+        revision, (reply,) = writer.read_current(
+            [query_command(graph, render(template), params, read_only=True)])
+        if revision != self.revision:
+            return None
+        return answer_from_rows(query, reply_rows(reply))
+
     def view(self, step: int) -> GraphView:
         """The beliefs as of `step`; a view of the latest step can also simulate."""
         return GraphView(self.db, self.graphs, self.scenario, step,
@@ -252,8 +263,10 @@ class FalkorEngine:
         event or a declaration each, as canonical .tom text. Watches the revision first, so
         a change committed while the caller replays these makes its next commit fail."""
         writer = self.attach_writer()
-        writer.forget()
-        watched = writer.begin()
+        watched = writer.rewatch()
+        if watched <= revision:  # nothing new: one round trip, no read
+            self._caught_up = max(watched, revision)
+            return []
         rows = self.executor.read(self.graphs, Statement(
             WORLD, "read_applied.cypher", render("read_applied.cypher"), {"rev": revision},
             (0, "catching up")))

@@ -4,7 +4,7 @@ behind the engine protocol, for debugging and comparison. Nothing is stored."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
@@ -48,6 +48,9 @@ class ReferenceEngine:
 
     def answer(self, query: QueryModel) -> Answer:
         return self.interpreter.answer(query)
+
+    def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
+        return self.answer(query)  # no other writers
 
     def view(self, step: int) -> BeliefView:
         return ReferenceView(self.interpreter, step)

@@ -25,7 +25,11 @@ def belief_read(graphs: GraphNames, query: QueryModel) -> tuple[str, str, dict]:
 def answer(db: Database, graphs: GraphNames, query: QueryModel) -> Answer:
     """Evaluate one expect or ask at its step, on the scenario's `graphs`."""
     graph, template, params = belief_read(graphs, query)
-    rows = db.read(graph, render(template), params)
+    return answer_from_rows(query, db.read(graph, render(template), params))
+
+
+def answer_from_rows(query: QueryModel, rows: list[dict]) -> Answer:
+    """The answer to `query` from the rows of its belief read (read_belief / read_valid)."""
     provenance = [Provenance(r["since"], r["kind"], r["text"], r["line"],
                              sorted(r["witnesses"] or []), r["source"], list(r["support"] or []),
                              r["rule"]) for r in rows if r["kind"] is not None]

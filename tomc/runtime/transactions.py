@@ -69,6 +69,20 @@ class Writer:
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
         return None if executed is None else list(executed[:-1])
 
+    def rewatch(self) -> int:
+        """The current revision, read under a fresh WATCH (UNWATCH, WATCH, GET in one round
+        trip): what other writers committed since this writer last looked."""
+        _, _, value = self._send([("UNWATCH",), ("WATCH", self.key), ("GET", self.key)])
+        self.watched = int(value or 0)
+        return self.watched
+
+    def read_current(self, commands: list[tuple]) -> tuple[int, list]:
+        """(the current revision, read under a fresh WATCH; the replies of read-only
+        `commands`), in one round trip: a read that also says whether it is up to date."""
+        replies = self.read([("UNWATCH",), ("WATCH", self.key), ("GET", self.key), *commands])
+        self.watched = int(replies[2] or 0)
+        return self.watched, replies[3:]
+
     def forget(self) -> None:
         """Drop the WATCH: the next `begin` reads the revision afresh."""
         self.watched = None

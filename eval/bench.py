@@ -1,0 +1,407 @@
+"""`python -m eval.bench [--quick | --smoke] [--out DIR]`: the write path's speed and memory,
+as ratios to bare FalkorDB round trips measured in the same run (issue 11).
+
+Everything runs on embedded FalkorDB servers in a temporary folder (the one tomc starts:
+unix socket, AOF everysec, NODE_CREATION_BUFFER 128), through the API as users write:
+`Session.attach(...)` then `session.apply("...")`. A bare write and a bare read round trip
+(eval/roundtrips.py) are taken before every measured operation, so each ratio compares
+timings of the same minutes on a shared, noisy machine. Sections:
+
+- **events**: a memory of 5 agents at depth 2 (policy default), mixed enter / exit / move /
+  tell / announce / claim events (eval/workload.py); p50 and p99, and round trips per event;
+- **nested reads**: `session.believes([a, b], key)` at depth 2 (that memory) and
+  `[a, b, c]` at depth 3 (the 12-agent memory);
+- **broadcasts**: `announces` to every agent of memories of 16 agents at depth 3 (3,616
+  perspectives), 32 at depth 2 and 12 at depth 3;
+- **hitom**: `eval.hitom`'s run, FalkorDB engine time over reference interpreter time;
+- **scale**: on a fresh server, scenarios of 1 world + 5 minds with eight events each
+  (`Session.open` of a file), until `graphs` graphs: used_memory per graph, and the p50 of
+  a live event at the largest count over that at the smallest (each normalised by its own
+  bare write round trip).
+
+Writes `bench.json` (every required key is a number) and `bench.md` (the table) into
+`--out` (default eval/results). Exit 0 when it ran (goals met or not: bench.md says), 3
+if FalkorDB is unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from eval import hitom
+from eval.roundtrips import Baseline, RoundTrips, Samples
+from eval.workload import (agent_names, broadcasts, depth_policy, mixed_events,
+                           scale_scenario, setup_statements)
+from tomc.api import Session
+from tomc.compiler.plan import graph_names
+from tomc.runtime.connection import Database, connect
+from tomc.runtime.errors import DatabaseUnavailable
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO / "eval" / "results"
+EXIT_OK, EXIT_UNAVAILABLE = 0, 3
+KB = 1024
+
+
+@dataclass(frozen=True)
+class Size:
+    """How much each section does: events, broadcasts per memory, nested reads, Hi-ToM
+    stories (None: all 120), scale scenarios and the scenario count of the first scale
+    probe, events per scale probe."""
+
+    events: int
+    broadcasts: int
+    reads: int
+    hitom_stories: Optional[int]
+    scenarios: int
+    first_probe: int
+    probe_events: int
+
+
+FULL = Size(events=600, broadcasts=30, reads=300, hitom_stories=None, scenarios=1667,
+            first_probe=167, probe_events=120)
+QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=100,
+             first_probe=17, probe_events=60)
+SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
+             probe_events=12)
+
+# Goals of issue 11 (ratios to a bare round trip of the same run) and the peer's figures.
+GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
+         "broadcast_16x3_over_roundtrip": 25, "nested_read_p50_over_roundtrip": 2,
+         "used_bytes_per_graph": 170 * KB, "scale_p50_largest_over_smallest": 1.2,
+         "hitom_engine_over_reference": 10}
+
+
+# ---------------------------------------------------------------- sections
+
+
+def measure_events(db: Database, size: Size) -> dict:
+    """Mixed events on a 5-agent memory at depth 2, then nested reads at depth 2."""
+    agents = agent_names(5)
+    baseline, events, trips = Baseline(db), Samples(), RoundTrips()
+    with Session.attach("bench_events", db=db) as session:
+        for statement in setup_statements(agents):
+            session.apply(statement)
+        for text in mixed_events(agents, size.events):
+            baseline.sample()
+            with trips.counting():
+                events.time(lambda: session.apply(text))
+        reads, read_base = _nested_reads(db, session, agents[:2], size.reads)
+        read_trips = RoundTrips()
+        with read_trips.counting():
+            session.believes(agents[:2], "ticket0.status")
+    baseline.drop()
+    return {"write_roundtrip_p50_ms": baseline.writes.p(50),
+            "read_roundtrip_p50_ms": baseline.reads.p(50),
+            "event_p50_ms": events.p(50), "event_p99_ms": events.p(99),
+            "event_p50_over_roundtrip": events.p(50) / baseline.writes.p(50),
+            "event_p99_over_roundtrip": events.p(99) / baseline.writes.p(50),
+            "round_trips_per_event": trips.count / len(events),
+            "events": len(events), "round_trips_per_read": read_trips.count,
+            "nested_read_depth2_p50_ms": reads.p(50),
+            "nested_read_depth2_over_roundtrip": reads.p(50) / read_base.reads.p(50)}
+
+
+def _nested_reads(db: Database, session: Session, chain: list[str],
+                  count: int) -> tuple[Samples, Baseline]:
+    """`session.believes(chain, key)` over the workload's keys, each after a bare read."""
+    baseline, reads = Baseline(db), Samples()
+    for i in range(count):
+        baseline.sample()
+        reads.time(lambda: session.believes(chain, f"ticket{i % 10}.status"))
+    baseline.drop()
+    return reads, baseline
+
+
+def measure_broadcast(db: Database, folder: Path, agents: int, depth: int, count: int,
+                      reads: int = 0) -> dict:
+    """Announcements to every agent of a memory of `agents` at `depth`; with `reads`, also
+    nested reads of a chain of `depth` agents after them."""
+    names = agent_names(agents)
+    baseline, timed = Baseline(db), Samples()
+    with Session.attach(f"bench_broadcast_{agents}x{depth}", db=db,
+                        policy=str(depth_policy(folder, depth))) as session:
+        for statement in setup_statements(names):
+            session.apply(statement)
+        perspectives = len(session.scenario.chains())
+        for text in broadcasts(names, count):
+            baseline.sample()
+            timed.time(lambda: session.apply(text))
+        found = {"p50_ms": timed.p(50), "p99_ms": timed.p(99),
+                 "over_roundtrip": timed.p(50) / baseline.writes.p(50),
+                 "write_roundtrip_p50_ms": baseline.writes.p(50),
+                 "perspectives": perspectives, "broadcasts": len(timed)}
+        if reads:
+            # the keys the broadcasts wrote: ticket keys would read unknown
+            samples, read_base = Samples(), Baseline(db)
+            for i in range(reads):
+                read_base.sample()
+                samples.time(lambda: session.believes(names[:depth], f"notice{i % 3}.text"))
+            read_base.drop()
+            found["nested_read_p50_ms"] = samples.p(50)
+            found["nested_read_over_roundtrip"] = samples.p(50) / read_base.reads.p(50)
+    baseline.drop()
+    return found
+
+
+def measure_hitom(db: Database, stories: Optional[int]) -> dict:
+    """eval.hitom's run (engine and reference on the same checked stories)."""
+    evaluation = hitom.evaluate(hitom.DEFAULT_DATA, db, subset=stories)
+    timing = evaluation.timing
+    return {"engine_over_reference": timing.ratio, "engine_seconds": timing.engine_seconds,
+            "reference_seconds": timing.reference_seconds, "stories": evaluation.stories,
+            "records": len(evaluation.records),
+            "agree": len(evaluation.records) - len(evaluation.disagreements)}
+
+
+def measure_scale(folder: Path, size: Size, progress) -> dict:
+    """On a fresh server: scenarios of 1 world + 5 minds and eight events each; a probe of
+    live events at `first_probe` scenarios and at the end; used_memory per graph."""
+    agents = agent_names(5)
+    probes = {}
+    with connect(None, folder / "scale-data") as db:
+        before = _used_memory(db)
+        started = time.perf_counter()
+        for n in range(1, size.scenarios + 1):
+            path = folder / "scale.tom"
+            path.write_text(scale_scenario(f"scale{n}", agents), encoding="utf-8")
+            Session.open(path, db=db).close()
+            if n == size.first_probe:
+                probes["smallest"] = _scale_probe(db, agents, size.probe_events, "first")
+            if progress and n % 200 == 0:
+                print(f"eval.bench: scale {n}/{size.scenarios} scenarios "
+                      f"({time.perf_counter() - started:.0f} s)", file=progress)
+        graphs = len(db.graph_names())
+        used = _used_memory(db) - before
+        probes["largest"] = _scale_probe(db, agents, size.probe_events, "last")
+    small, large = probes["smallest"], probes["largest"]
+    return {"graphs": graphs, "scenarios": size.scenarios, "used_bytes_per_graph": used / graphs,
+            "smallest_graphs": small["graphs"], "smallest_p50_ms": small["p50_ms"],
+            "largest_p50_ms": large["p50_ms"],
+            "smallest_p50_over_roundtrip": small["over_roundtrip"],
+            "largest_p50_over_roundtrip": large["over_roundtrip"],
+            "p50_largest_over_smallest": large["over_roundtrip"] / small["over_roundtrip"],
+            "raw_p50_largest_over_smallest": large["p50_ms"] / small["p50_ms"]}
+
+
+def _scale_probe(db: Database, agents: list[str], count: int, label: str) -> dict:
+    """Live mixed events on a fresh scenario beside the others (dropped after)."""
+    graphs_now = len(db.graph_names())
+    baseline, timed = Baseline(db), Samples()
+    name = f"probe_{label}"
+    with Session.open(db=db, name=name) as session:
+        for statement in setup_statements(agents):
+            session.apply(statement)
+        for text in mixed_events(agents, count, seed=23):
+            baseline.sample()
+            timed.time(lambda: session.apply(text))
+    names = graph_names(name, agents)
+    db.redis.delete(names.world, *names.minds.values(), names.revision_key)
+    baseline.drop()
+    return {"graphs": graphs_now, "p50_ms": timed.p(50),
+            "over_roundtrip": timed.p(50) / baseline.writes.p(50)}
+
+
+def _used_memory(db: Database) -> int:
+    return int(db.redis.info("memory")["used_memory"])
+
+
+# ---------------------------------------------------------------- the run
+
+
+def run(size: Size, progress=None) -> dict:
+    """Every section; returns bench.json's document."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tomc-bench-") as name:
+        folder = Path(name)
+        with connect(None, folder / "data") as db:
+            _say(progress, "events")
+            events = measure_events(db, size)
+            _say(progress, "broadcasts")
+            b12 = measure_broadcast(db, folder, 12, 3, size.broadcasts, size.reads)
+            b16 = measure_broadcast(db, folder, 16, 3, size.broadcasts)
+            b32 = measure_broadcast(db, folder, 32, 2, size.broadcasts)
+            _say(progress, "hitom")
+            found_hitom = measure_hitom(db, size.hitom_stories)
+        _say(progress, "scale")
+        scale = measure_scale(folder, size, progress)
+    nested = max(events["nested_read_depth2_over_roundtrip"], b12["nested_read_over_roundtrip"])
+    document = {
+        "write_roundtrip_p50_ms": events["write_roundtrip_p50_ms"],
+        "read_roundtrip_p50_ms": events["read_roundtrip_p50_ms"],
+        "event_p50_ms": events["event_p50_ms"], "event_p99_ms": events["event_p99_ms"],
+        "event_p50_over_roundtrip": events["event_p50_over_roundtrip"],
+        "event_p99_over_roundtrip": events["event_p99_over_roundtrip"],
+        "broadcast_16x3_p50_ms": b16["p50_ms"],
+        "broadcast_16x3_over_roundtrip": b16["over_roundtrip"],
+        "broadcast_32x2_p50_ms": b32["p50_ms"],
+        "broadcast_32x2_over_roundtrip": b32["over_roundtrip"],
+        "broadcast_12x3_p50_ms": b12["p50_ms"],
+        "broadcast_12x3_over_roundtrip": b12["over_roundtrip"],
+        "nested_read_p50_over_roundtrip": nested,
+        "nested_read_depth2_over_roundtrip": events["nested_read_depth2_over_roundtrip"],
+        "nested_read_depth3_over_roundtrip": b12["nested_read_over_roundtrip"],
+        "round_trips_per_event": events["round_trips_per_event"],
+        "round_trips_per_read": events["round_trips_per_read"],
+        "graphs": scale["graphs"],
+        "used_bytes_per_graph": scale["used_bytes_per_graph"],
+        "scale_p50_largest_over_smallest": scale["p50_largest_over_smallest"],
+        "hitom_engine_over_reference": found_hitom["engine_over_reference"],
+        "hitom_agreement": found_hitom["agree"] / found_hitom["records"],
+        "sections": {"events": events, "broadcast_16x3": b16, "broadcast_32x2": b32,
+                     "broadcast_12x3": b12, "hitom": found_hitom, "scale": scale},
+        "machine": {"python": platform.python_version(), "system": platform.system(),
+                    "cpus": os.cpu_count(), "server": "embedded FalkorDB, unix socket"},
+        "seconds": time.perf_counter() - started,
+    }
+    return _rounded(document)
+
+
+def _say(progress, section: str) -> None:
+    if progress:
+        print(f"eval.bench: {section}", file=progress, flush=True)
+
+
+def _rounded(value):
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def render_markdown(document: dict, mode: str) -> str:
+    """bench.md: every figure, its goal and whether this run met it."""
+    d = document
+    rows = [
+        ("bare write round trip p50 (`CREATE (:X)`)", f"{d['write_roundtrip_p50_ms']:.2f} ms",
+         "", ""),
+        ("bare read round trip p50", f"{d['read_roundtrip_p50_ms']:.2f} ms", "", ""),
+        ("event p50 (5 agents, depth 2, mixed)", f"{d['event_p50_ms']:.2f} ms", "", "2.9 ms"),
+        ("event p50 / write round trip", f"{d['event_p50_over_roundtrip']:.1f}x",
+         *_goal(d, "event_p50_over_roundtrip", "x")),
+        ("event p99 / write round trip", f"{d['event_p99_over_roundtrip']:.1f}x",
+         *_goal(d, "event_p99_over_roundtrip", "x")),
+        ("round trips per event / per nested read", f"{d['round_trips_per_event']:.2f} / "
+         f"{d['round_trips_per_read']}", "", ""),
+        ("broadcast 16 agents depth 3 p50", f"{d['broadcast_16x3_p50_ms']:.1f} ms", "",
+         "22.7 ms"),
+        ("broadcast 16x3 / write round trip", f"{d['broadcast_16x3_over_roundtrip']:.1f}x",
+         *_goal(d, "broadcast_16x3_over_roundtrip", "x")),
+        ("broadcast 32 agents depth 2 p50", f"{d['broadcast_32x2_p50_ms']:.1f} ms "
+         f"({d['broadcast_32x2_over_roundtrip']:.1f}x)", "reported", "12 ms"),
+        ("broadcast 12 agents depth 3 p50", f"{d['broadcast_12x3_p50_ms']:.1f} ms "
+         f"({d['broadcast_12x3_over_roundtrip']:.1f}x)", "reported", ""),
+        ("nested read p50 / read round trip (worse of depth 2 and 3)",
+         f"{d['nested_read_p50_over_roundtrip']:.1f}x (depth 2: "
+         f"{d['nested_read_depth2_over_roundtrip']:.1f}x, depth 3: "
+         f"{d['nested_read_depth3_over_roundtrip']:.1f}x)",
+         *_goal(d, "nested_read_p50_over_roundtrip", "x")),
+        ("graphs (1 world + 5 minds per scenario)", f"{d['graphs']:,}", "", ""),
+        ("used memory per graph", f"{d['used_bytes_per_graph'] / KB:.0f} KB",
+         *_goal(d, "used_bytes_per_graph", " KB", KB)),
+        ("event p50 at the largest count / at the smallest",
+         f"{d['scale_p50_largest_over_smallest']:.2f}x",
+         *_goal(d, "scale_p50_largest_over_smallest", "x")),
+        ("Hi-ToM: FalkorDB engine time / reference interpreter time",
+         f"{d['hitom_engine_over_reference']:.1f}x",
+         *_goal(d, "hitom_engine_over_reference", "x")),
+    ]
+    scale, hi = d["sections"]["scale"], d["sections"]["hitom"]
+    lines = [
+        "# tomc write-path benchmark", "",
+        f"Generated by `python -m eval.bench{'' if mode == 'full' else ' --' + mode}` in "
+        f"{d['seconds']:.0f} s ({d['machine']['cpus']} CPUs, Python {d['machine']['python']}, "
+        f"{d['machine']['server']}). Every ratio divides by bare round trips measured "
+        "between the measured operations of the same section (eval/roundtrips.py); the "
+        "machine is shared, so the milliseconds vary between runs and the ratios much less. "
+        "KB = 1,024 bytes.", "",
+        "| figure | this run | goal | peer |", "|---|---|---|---|",
+        *[f"| {a} | {b} | {c} | {p} |" for a, b, c, p in rows], "",
+        "## How each figure is taken", "",
+        f"- **events**: {d['sections']['events']['events']} events through "
+        "`Session.attach(...)` then `session.apply(text)` (check, compile, one MULTI/EXEC), "
+        "each after one bare write and one bare read.",
+        f"- **broadcasts**: {d['sections']['broadcast_16x3']['broadcasts']} `announces` per "
+        f"memory; 16x3 has {d['sections']['broadcast_16x3']['perspectives']:,} perspectives, "
+        f"32x2 {d['sections']['broadcast_32x2']['perspectives']:,}, 12x3 "
+        f"{d['sections']['broadcast_12x3']['perspectives']:,}.",
+        "- **nested reads**: `session.believes([a, b], key)` on the events memory and "
+        "`[a, b, c]` on the 12x3 memory, each after a bare read.",
+        f"- **scale**: {scale['scenarios']:,} scenarios opened from a file (`Session.open`, "
+        f"eight events each) on a fresh server: {scale['graphs']:,} graphs; used_memory "
+        "(INFO memory) after them minus before, per graph. A fresh 5-agent scenario takes "
+        f"live events at {scale['smallest_graphs']:,} graphs (p50 "
+        f"{scale['smallest_p50_ms']:.2f} ms, {scale['smallest_p50_over_roundtrip']:.1f}x) and "
+        f"at {scale['graphs']:,} (p50 {scale['largest_p50_ms']:.2f} ms, "
+        f"{scale['largest_p50_over_roundtrip']:.1f}x); the figure is the ratio of the two "
+        f"ratios (raw milliseconds: {scale['raw_p50_largest_over_smallest']:.2f}x).",
+        f"- **Hi-ToM**: `eval.hitom` on {hi['stories']} stories: FalkorDB "
+        f"{hi['engine_seconds']:.1f} s, reference {hi['reference_seconds']:.2f} s; engine = "
+        f"reference on {hi['agree']}/{hi['records']} records.", "",
+        "## Reading the ratios", "",
+        "A bare write is a `GRAPH.QUERY` outside MULTI: FalkorDB hands it to a worker "
+        "thread and back, so a busy machine stretches it more than an event, whose "
+        "statements run inside MULTI/EXEC on the server's main thread. On a loaded machine "
+        "the ratios are therefore lower than on an idle one (a bare write is ~0.3-0.4 ms "
+        "idle, FALKORDB.md 8.1): read a ratio with the bare round trip it divides by. "
+        "Where the time goes, the server settings measured, and what would meet the "
+        "goals not met: `bench-notes.md`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _goal(document: dict, key: str, unit: str, scale: float = 1) -> tuple[str, str]:
+    goal = GOALS[key]
+    met = "met" if document[key] <= goal else "**not met**"
+    return f"<= {goal / scale:g}{unit}: {met}", ""
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.bench",
+        description="Time tomc's write path (events, broadcasts, nested reads, 10k graphs, "
+                    "Hi-ToM) as ratios to bare FalkorDB round trips of the same run; write "
+                    "bench.json and bench.md.")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true",
+                      help="fewer events and graphs (a few minutes)")
+    mode.add_argument("--smoke", action="store_true",
+                      help="a handful of each, for the test suite (figures meaningless)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="folder for bench.json and bench.md (default: %(default)s)")
+    args = parser.parse_args(argv)
+    name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    size = {"smoke": SMOKE, "quick": QUICK, "full": FULL}[name]
+    try:
+        document = run(size, progress=sys.stderr)
+    except DatabaseUnavailable as err:
+        print(f"eval.bench: FalkorDB unavailable: {err}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    document["mode"] = name
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.json").write_text(json.dumps(document, indent=1) + "\n",
+                                         encoding="utf-8")
+    (args.out / "bench.md").write_text(render_markdown(document, name), encoding="utf-8")
+    print(json.dumps({k: v for k, v in document.items()
+                      if not isinstance(v, dict)}, indent=1))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""`python -m eval.bench --smoke` runs end to end and writes every figure issue 11 asks for,
+each a number (no absolute times are asserted: the machine is shared; the committed
+eval/results/bench.md holds the full run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+REQUIRED = ["write_roundtrip_p50_ms", "read_roundtrip_p50_ms", "event_p50_ms", "event_p99_ms",
+            "event_p50_over_roundtrip", "event_p99_over_roundtrip", "broadcast_16x3_p50_ms",
+            "broadcast_16x3_over_roundtrip", "broadcast_32x2_p50_ms", "broadcast_12x3_p50_ms",
+            "nested_read_p50_over_roundtrip", "round_trips_per_event", "graphs",
+            "used_bytes_per_graph", "scale_p50_largest_over_smallest",
+            "hitom_engine_over_reference"]
+
+
+def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "eval.bench", "--smoke", "--out",
+                           str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
+    for key in REQUIRED:
+        assert isinstance(figures[key], (int, float)) and not isinstance(figures[key], bool), key
+        assert figures[key] >= 0, key
+    assert figures["graphs"] > 0 and figures["round_trips_per_event"] >= 1
+    assert figures["hitom_agreement"] == 1.0  # engine = reference on every record it ran
+    table = (tmp_path / "bench.md").read_text(encoding="utf-8")
+    assert "| event p50 / write round trip |" in table

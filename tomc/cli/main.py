@@ -14,6 +14,8 @@ import typer
 
 from tomc.cli import (check_cmd, compile_cmd, fmt_cmd, import_cmd, memory_cmd, run_cmd,
                       serve_cmd, test_cmd)
+from tomc import __version__
+from tomc.cli import eval_cmd
 
 app = typer.Typer(
     name="tomc",
@@ -21,17 +23,31 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # docstring paragraphs are rewrapped, not cut at their line ends
 )
 app.command("run")(run_cmd.run)
 app.command("check")(check_cmd.check)
 app.command("compile")(compile_cmd.compile_)
 app.command("test")(test_cmd.test)
 app.command("fmt")(fmt_cmd.fmt)
+app.command("eval")(eval_cmd.eval_)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")
 app.add_typer(memory_cmd.app, name="memory")
 app.command("serve")(serve_cmd.serve)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tomc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version,
+                                          is_eager=True, help="Print the version and exit.")):
+    """Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."""
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import typer
 from tomc.cli import (check_cmd, compile_cmd, fmt_cmd, import_cmd, memory_cmd, run_cmd,
                       serve_cmd, test_cmd)
 from tomc import __version__
-from tomc.cli import eval_cmd
+from tomc.cli import eval_cmd, lsp_cmd
 
 app = typer.Typer(
     name="tomc",
@@ -31,6 +31,7 @@ app.command("compile")(compile_cmd.compile_)
 app.command("test")(test_cmd.test)
 app.command("fmt")(fmt_cmd.fmt)
 app.command("eval")(eval_cmd.eval_)
+app.command("lsp")(lsp_cmd.lsp)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")

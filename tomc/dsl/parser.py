@@ -301,6 +301,17 @@ def _keyword_suggestion(err: UnexpectedToken, source: str) -> Optional[tuple[ast
     return None
 
 
+def keywords() -> list[str]:
+    """Every keyword of the grammar (`agents`, `enters`, `false_beliefs`, ...), sorted: what
+    editors complete and highlight. Word alternations such as TRUST_MODE count too."""
+    words = set(_keyword_strings(_terminal_names()))
+    for terminal in _lark().terminals:
+        alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", terminal.pattern.value)
+        if terminal.pattern.type == "re" and alternation:
+            words.update(alternation[1].split("|"))
+    return sorted(words)
+
+
 def _keyword_strings(terminals) -> list[str]:
     """The keyword texts among `terminals` (those whose pattern is a plain word)."""
     out = []
@@ -745,4 +756,4 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode"]
+__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from enum import Enum
 from contextlib import contextmanager
@@ -145,14 +146,15 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
                sources: Optional[dict[str, str]] = None) -> list[ScenarioRun]:
     """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
     line of the statement that failed (`sources` maps a path to its text, to show it)."""
-    if engine == EngineChoice.reference:
-        return [run_scenario(s, "reference") for s in scenarios]
     runs = []
-    with database(url, data, output == "json") as conn, \
-            RunProgress(len(scenarios), enabled=output == "text") as progress:
+    with contextlib.ExitStack() as stack:
+        conn = None
+        if engine != EngineChoice.reference:
+            conn = stack.enter_context(database(url, data, output == "json"))
+        progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
         for scenario in scenarios:
             try:
-                runs.append(run_scenario(scenario, "falkordb", conn))
+                runs.append(run_scenario(scenario, engine.value, conn))
             except DatabaseUnavailable as err:
                 fail(runtime_error(err, scenario, (sources or {}).get(scenario.path)),
                      EXIT_NO_DATABASE, output == "json")

@@ -46,7 +46,7 @@ class RunProgress:
         return self
 
     def advance(self, label: str) -> None:
-        """One more scenario done; `label` names the next one."""
+        """One more scenario done; `label` names it."""
         self.done += 1
         if not self.enabled or self.done >= self.total:
             return

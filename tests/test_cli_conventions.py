@@ -97,8 +97,8 @@ def test_eval_answers_a_question_without_editing_the_file(db):
 
 
 def test_eval_bad_question_is_a_diagnostic():
-    result = runner.invoke(app, ["eval", str(SCENARIOS / "sally_anne.tom"), "ask Bob believes marble",
-                                 *REF])
+    result = runner.invoke(app, ["eval", str(SCENARIOS / "sally_anne.tom"),
+                                 "ask Bob believes marble", *REF])
     assert result.exit_code == 2
     assert "<question>:1:5: error[E101]: unknown agent `Bob`" in result.output
     assert "Traceback" not in result.output

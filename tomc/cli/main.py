@@ -2,7 +2,8 @@
 
 Exit codes, for every verb: 0 success (all expectations hold), 1 an expectation failed
 (or `fmt --check` found files to reformat), 2 bad input, 3 database unavailable, 4 access
-denied (an agent's session: tomc memory --as), 6 a stale write (tomc memory --after-step).
+denied (an agent's session: tomc memory --as), 5 nothing was tested (tomc test), 6 a stale
+write (tomc memory --after-step).
 """
 
 from __future__ import annotations

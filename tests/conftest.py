@@ -16,6 +16,10 @@ from tomc.runtime.connection import connect
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
 
+# Golden inputs are read by test_golden.py, not collected by the tomc pytest plugin (some
+# are broken on purpose).
+collect_ignore_glob = ["golden/*.tom"]
+
 
 @pytest.fixture(scope="session")
 def db(tmp_path_factory):

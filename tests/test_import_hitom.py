@@ -14,8 +14,10 @@ from typer.testing import CliRunner
 
 from tomc.cli.main import app
 from tomc.dsl import ast
+from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse
-from tomc.importers.hitom import HitomImportError, import_hitom, read_stories, story_to_tom
+from tomc.importers.hitom import (HitomImportError, import_hitom, read_stories, story_to_ast,
+                                  story_to_tom)
 
 DATA = Path(__file__).parents[2] / "shared" / "data" / "hitom" / "Hi-ToM_data.json"
 
@@ -169,3 +171,15 @@ def test_cli_bad_data_is_one_error_line_and_exit_2(tmp_path, content):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
+def test_files_are_built_as_ast_and_printed_by_the_formatter(imported):
+    """No .tom text is assembled by hand: each file is the formatter's print of the AST the
+    importer builds, so it is in canonical form and parses back to the same program."""
+    _, stories = imported
+    for story in stories[:20]:
+        tree = story_to_ast(story)
+        text = story_to_tom(story)
+        assert text == format_file(tree)
+        assert format_file(parse(text)) == text
+        assert parse(text).canonical()["items"] == tree.canonical()["items"]

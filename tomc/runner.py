@@ -9,8 +9,11 @@ state itself, so it is answered during the run, at its step (a checkpoint).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import Callable, Iterator, Optional, Union
+
+import redis
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.answer import AnalysisAnswer
@@ -21,6 +24,7 @@ from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
 from tomc.runtime.connection import Database
+from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.executor import RunStats
 
 AnyAnswer = Union[Answer, AnalysisAnswer]
@@ -87,7 +91,8 @@ class _Answers:
         """Answer the queries that need the state at `step` (see `_needs_state`)."""
         for i, query in enumerate(self.queries):
             if query.step == step and _needs_state(query):
-                self.found[i] = self._analysis(view, query)
+                with _origin(query):
+                    self.found[i] = self._analysis(view, query)
 
     def after(self, view_at: Callable[[int], BeliefView],
               belief: Callable[[QueryModel], Answer]) -> None:
@@ -102,10 +107,11 @@ class _Answers:
         for i, query in enumerate(self.queries):
             if i in self.found:
                 continue
-            if isinstance(query, AnalysisQuery):
-                self.found[i] = self._analysis(lambda: view_of(query.step), query)
-            else:
-                self.found[i] = belief(query)
+            with _origin(query):
+                if isinstance(query, AnalysisQuery):
+                    self.found[i] = self._analysis(lambda: view_of(query.step), query)
+                else:
+                    self.found[i] = belief(query)
 
     def in_order(self) -> list[AnyAnswer]:
         """Every answer, in the order of the scenario's queries."""
@@ -116,6 +122,21 @@ class _Answers:
         found = analyses.answer(view(), query, self.results.get(same))
         self.results[same] = found.result
         return found
+
+
+@contextmanager
+def _origin(query) -> Iterator[None]:
+    """Database failures while answering `query` carry its .tom line and text (what the CLI
+    shows), as failures of a compiled statement carry their statement's."""
+    try:
+        yield
+    except DatabaseUnavailable as err:
+        if err.origin:
+            raise
+        raise DatabaseUnavailable(str(err), (query.line, query.text)) from err
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"FalkorDB failed: {str(err).splitlines()[0]}",
+                                  (query.line, query.text)) from err
 
 
 def _needs_state(query) -> bool:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NoReturn, Optional
+from typing import Callable, Iterator, NoReturn, Optional
 
 import redis
 import typer
 
+from tomc.cli.formats import emit, from_diagnostic
+from tomc.cli.terminal import RunProgress
 from tomc.dsl.checker import CheckResult, check_file
 from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
@@ -118,17 +121,55 @@ def expand(paths: list[Path]) -> list[Path]:
 
 
 def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: Optional[str],
-              data: Optional[Path]) -> list[ScenarioRun]:
-    """Check every file, then run every scenario on `engine`; exits 2 on bad input (with the
-    diagnostics, as JSON when asked) and 3 when FalkorDB is unavailable."""
-    results = check_all(expand(files), quiet_json=json_output)
+              data: Optional[Path], output: Optional[str] = None,
+              select: Optional[Callable[[ScenarioModel], bool]] = None) -> list[ScenarioRun]:
+    """Check every file, then run every scenario (those `select` keeps) on `engine`; exits 2
+    on bad input (with the diagnostics, as JSON or in `output`'s format when asked) and 3
+    when FalkorDB is unavailable (at the .tom line of the statement that failed, if one
+    did). On a terminal, a run over a second shows a progress bar."""
+    output = "json" if json_output else (output or "text")
+    results = check_all(expand(files), quiet_json=output != "text")
     if not all(r.ok for r in results):
-        if json_output:
+        if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})
+        elif output != "text":
+            emit([from_diagnostic(d) for r in results for d in r.diagnostics], output)
         raise typer.Exit(EXIT_BAD_INPUT)
     scenarios = [s for r in results for s in r.scenarios]
     _distinct_names(scenarios)
-    if engine == EngineChoice.reference:
-        return [run_scenario(s, "reference") for s in scenarios]
-    with database(url, data, json_output) as conn:
-        return [run_scenario(s, "falkordb", conn) for s in scenarios]
+    scenarios = [s for s in scenarios if select is None or select(s)]
+    return run_models(scenarios, engine, url, data, output, {r.path: r.source for r in results})
+
+
+def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Optional[str],
+               data: Optional[Path], output: str = "text",
+               sources: Optional[dict[str, str]] = None) -> list[ScenarioRun]:
+    """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
+    line of the statement that failed (`sources` maps a path to its text, to show it)."""
+    runs = []
+    with contextlib.ExitStack() as stack:
+        conn = None
+        if engine != EngineChoice.reference:
+            conn = stack.enter_context(database(url, data, output == "json"))
+        progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
+        for scenario in scenarios:
+            try:
+                runs.append(run_scenario(scenario, engine.value, conn))
+            except DatabaseUnavailable as err:
+                fail(runtime_error(err, scenario, (sources or {}).get(scenario.path)),
+                     EXIT_NO_DATABASE, output == "json")
+            progress.advance(scenario.name)
+    return runs
+
+
+def runtime_error(err: DatabaseUnavailable, scenario: ScenarioModel,
+                  source: Optional[str]) -> str:
+    """A runtime failure at the .tom line of the statement that caused it (the plan's
+    source map: `err.origin`), with that line shown as a diagnostic shows it."""
+    if not err.origin or not err.origin[0]:
+        return f"database unavailable: {err} (scenario {scenario.name}, {scenario.path})"
+    line, text = err.origin
+    lines = (source or "").split("\n")
+    shown = lines[line - 1].rstrip() if 0 < line <= len(lines) else text
+    return (f"{scenario.path}:{line}: database unavailable while running `{text}`: {err}\n"
+            f"  {line:>4} | {shown}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from pathlib import Path
 
@@ -18,25 +19,31 @@ FILES_ARGUMENT = typer.Argument(..., metavar="FILE", help=".tom files to format 
                                 "means every .tom file below it).")
 CHECK_OPTION = typer.Option(False, "--check", help="Write nothing; list the files that would "
                             "change and exit 1 if there are any.")
+DIFF_OPTION = typer.Option(False, "--diff", help="Write nothing; print a unified diff of the "
+                           "changes on stdout (exit 1 if there are any, as --check).")
 
 
 def fmt(files: list[Path] = FILES_ARGUMENT, check: bool = CHECK_OPTION,
-        json_output: bool = JSON_OPTION) -> None:
+        json_output: bool = JSON_OPTION, diff: bool = DIFF_OPTION) -> None:
     """Rewrite .tom files in canonical form, in place; comments are kept (a trailing
     comment stays on its line, aligned with its neighbours).
 
     One statement per line, two-space indentation, names quoted only where needed.
     A file with syntax errors is left as it is; its diagnostics go to stderr.
-    Exit 0: done, or nothing to change. Exit 1: --check found files to change.
+    Exit 0: done, or nothing to change. Exit 1: --check or --diff found files to change.
     Exit 2: a file could not be read, parsed or written.
     """
+    check = check or diff
     statuses: dict[str, str] = {}
+    diffs: list[str] = []
     diagnostics: list[Diagnostic] = []
     for path in expand(files):
         source = None
         try:
             source = read_source(path)
             statuses[str(path)] = _reformat(path, source, write=not check)
+            if diff and statuses[str(path)] != "unchanged":
+                diffs.append(_diff(path, source))
         except DiagnosticError as err:
             statuses[str(path)] = "failed"
             diagnostics += err.diagnostics
@@ -48,6 +55,8 @@ def fmt(files: list[Path] = FILES_ARGUMENT, check: bool = CHECK_OPTION,
         emit_json({"ok": not diagnostics and not (check and changed),
                    "files": [{"path": p, "status": s} for p, s in statuses.items()],
                    "diagnostics": [d.to_json() for d in diagnostics]})
+    elif diff:
+        typer.echo("".join(diffs), nl=False)
     else:
         for path in changed:
             typer.echo(f"{statuses[path]}: {path}")
@@ -70,6 +79,14 @@ def _reformat(path: Path, source: str, write: bool) -> str:
         raise DiagnosticError([Diagnostic("E002", f"cannot write file: {err.strerror}", None,
                                           str(path))]) from None
     return "reformatted"
+
+
+def _diff(path: Path, source: str) -> str:
+    """The unified diff from `source` to its canonical form, as `diff -u` prints it."""
+    formatted = format_file(parse(source, str(path)))
+    return "".join(difflib.unified_diff(source.splitlines(keepends=True),
+                                        formatted.splitlines(keepends=True),
+                                        f"{path}", f"{path} (formatted)"))
 
 
 def _summary(statuses: dict[str, str]) -> str:

@@ -2,7 +2,8 @@
 
 Exit codes, for every verb: 0 success (all expectations hold), 1 an expectation failed
 (or `fmt --check` found files to reformat), 2 bad input, 3 database unavailable, 4 access
-denied (an agent's session: tomc memory --as), 6 a stale write (tomc memory --after-step).
+denied (an agent's session: tomc memory --as), 5 nothing was tested (tomc test), 6 a stale
+write (tomc memory --after-step).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import sys
 
 import typer
 
-from tomc.cli import (check_cmd, compile_cmd, diff_cmd, fmt_cmd, import_cmd, mcp_cmd,
-                      memory_cmd, report_cmd, run_cmd, serve_cmd, test_cmd)
+from tomc import __version__
+from tomc.cli import (check_cmd, compile_cmd, diff_cmd, eval_cmd, fmt_cmd, import_cmd,
+                      lsp_cmd, mcp_cmd, memory_cmd, report_cmd, run_cmd, serve_cmd,
+                      test_cmd)
 
 app = typer.Typer(
     name="tomc",
@@ -21,6 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # docstring paragraphs are rewrapped, not cut at their line ends
 )
 app.command("run")(run_cmd.run)
 app.command("check")(check_cmd.check)
@@ -30,11 +34,25 @@ app.command("fmt")(fmt_cmd.fmt)
 app.command("diff")(diff_cmd.diff)
 app.command("report")(report_cmd.report)
 app.command("mcp")(mcp_cmd.mcp)
+app.command("eval")(eval_cmd.eval_)
+app.command("lsp")(lsp_cmd.lsp)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")
 app.add_typer(memory_cmd.app, name="memory")
 app.command("serve")(serve_cmd.serve)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tomc {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_version,
+                                          is_eager=True, help="Print the version and exit.")):
+    """Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."""
 
 
 def main() -> None:

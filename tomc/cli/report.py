@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.answers import Answer
+from tomc.cli.terminal import paint
 from tomc.runner import ScenarioRun
 
 
@@ -42,9 +43,9 @@ def render_run(run: ScenarioRun) -> str:
                        f"   (line {q.line})")
             out.extend(provenance_lines(answer))
         elif answer.passed:
-            out.append(f"  PASS {q.text}   (line {q.line})")
+            out.append(f"  {paint('PASS', 'green')} {q.text}   (line {q.line})")
         else:
-            out.append(f"  FAIL {q.text}   (line {q.line})")
+            out.append(f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})")
             out.append(f"      actual: {answer.shown}")
             out.extend(provenance_lines(answer))
     return "\n".join(out)
@@ -57,9 +58,10 @@ def analysis_lines(answer: AnalysisAnswer) -> list[str]:
     if q.kind == "ask":
         head = [f"  ask  {q.text.removeprefix('ask ')}   (line {q.line})"]
     elif answer.passed:
-        return [f"  PASS {q.text}   (line {q.line})"]
+        return [f"  {paint('PASS', 'green')} {q.text}   (line {q.line})"]
     else:
-        head = [f"  FAIL {q.text}   (line {q.line})", f"      actual: {answer.shown}"]
+        head = [f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})",
+                f"      actual: {answer.shown}"]
     return head + [f"      {line}" for line in answer.lines()]
 
 

@@ -7,12 +7,14 @@ Unicode exception escapes.
 from __future__ import annotations
 
 import ast as pyast
+import difflib
+import re
 import warnings
 from contextvars import ContextVar
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
@@ -124,19 +126,35 @@ def parse_statements(text: str, path: str = "<input>") -> list[ast.Statement]:
     return statements
 
 
+MAX_SYNTAX_ERRORS = 20  # per file: later ones are mostly echoes of the first
+
+
 def _parse(text: str, path: str, start: str):
-    """(what the `start` rule builds, the source as parsed, the comment tokens)."""
+    """(what the `start` rule builds, the source as parsed, the comment tokens).
+
+    On a syntax error the parse goes on past it (`_recover`), so one run reports every
+    syntax error of the file, up to MAX_SYNTAX_ERRORS; then DiagnosticError carries them.
+    """
     if "\x00" in text:
         decode(text.encode("utf-8", "surrogatepass"), path)
     source = text if text.endswith("\n") else text + "\n"
-    comments: list[Token] = []
-    reset = _comments.set(comments)
-    try:
-        tree = _lark().parse(source, start=start)
-    except UnexpectedInput as err:
-        raise DiagnosticError([_syntax_diagnostic(err, source, path)]) from None
-    finally:
-        _comments.reset(reset)
+    found: list[Diagnostic] = []
+    attempt: Optional[str] = source
+    while attempt is not None:
+        comments: list[Token] = []
+        reset = _comments.set(comments)
+        try:
+            tree = _lark().parse(attempt, start=start)
+            break
+        except UnexpectedInput as err:
+            diagnostic, attempt = _recover(err, attempt, path)
+            found.append(diagnostic)
+            if len(found) >= MAX_SYNTAX_ERRORS:
+                attempt = None
+        finally:
+            _comments.reset(reset)
+    if found:
+        raise DiagnosticError(sorted(found, key=lambda d: (d.span.line, d.span.column)))
     try:
         built = _Builder(path).transform(tree)
     except VisitError as err:
@@ -144,6 +162,74 @@ def _parse(text: str, path: str, start: str):
             raise DiagnosticError([err.orig_exc.diagnostic]) from None
         raise
     return built, source, comments
+
+
+def _recover(err: UnexpectedInput, text: str, path: str) -> tuple[Diagnostic, Optional[str]]:
+    """The diagnostic for `err`, and `text` changed so that parsing can go on past it (None
+    when it cannot). Statements are one per line, so the statement boundary to resynchronise
+    on is the line: the line in error is blanked (spaces, so every other position stays
+    where it was), or, when it opens a block, replaced by an empty opener of the same kind.
+    A `scenario`/`policy` line met inside a block means the block above was never closed:
+    that is reported at its `{`, and the line gets the missing `}` in front of it."""
+    lines = text.split("\n")
+    at_end = isinstance(err, UnexpectedEOF) or (
+        isinstance(err, UnexpectedToken) and err.token.type == "$END")
+    number = getattr(err, "line", None)
+    if at_end or not number or number < 1 or number > len(lines):
+        unclosed = _open_braces(text)
+        if unclosed:
+            return _unclosed(unclosed[-1], path), None
+        return _syntax_diagnostic(err, text, path), None
+    line = lines[number - 1]
+    first = line.split(maxsplit=1)[0] if line.strip() else ""
+    opened = _open_braces("\n".join(lines[:number - 1]) + "\n")
+    if first in ("scenario", "policy") and opened:
+        lines[number - 1] = "} " + line
+        return _unclosed(opened[-1], path), "\n".join(lines)
+    diagnostic = _syntax_diagnostic(err, text, path)
+    if line.rstrip().endswith("{") and first != "}":
+        replacement = ("policy" if first == "policy" else "scenario") + " _ {"
+    else:
+        replacement = " " * len(line)
+    if replacement == line:  # nothing left to take out: no further progress possible
+        return diagnostic, None
+    lines[number - 1] = replacement
+    return diagnostic, "\n".join(lines)
+
+
+def _open_braces(text: str) -> list[tuple[int, int, str]]:
+    """The `{` still open at the end of `text`, as (line, column, that line's text); braces
+    in strings and comments do not count."""
+    stack: list[tuple[int, int, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        in_string = escaped = False
+        for column, char in enumerate(line, start=1):
+            if in_string:
+                escaped = not escaped and char == "\\"
+                in_string = escaped or char != '"'
+            elif char == '"':
+                in_string = True
+            elif char == "#":
+                break
+            elif char == "{":
+                stack.append((number, column, line))
+            elif char == "}" and stack:
+                stack.pop()
+    return stack
+
+
+_BLOCK_HEADER = re.compile(r"^\s*(?:\}\s*)?(scenario|policy)\s+(.*?)\s*\{")
+
+
+def _unclosed(brace: tuple[int, int, str], path: str) -> Diagnostic:
+    """E001 at a `{` that is never closed, naming its scenario or policy."""
+    number, column, line = brace
+    header = _BLOCK_HEADER.match(line)
+    what = f"{header[1]} `{header[2].strip(chr(34))}`" if header else "this block"
+    return Diagnostic("E001", f"`{{` of {what} is never closed",
+                      ast.Span(line=number, column=column, end_line=number,
+                               end_column=column + 1), path,
+                      hint="add a line with `}` after its last statement")
 
 
 def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnostic:
@@ -170,6 +256,10 @@ def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnost
             span = ast.Span(line=line, column=column, end_line=line, end_column=token.end_column)
         message = f"unexpected {shown}"
         expected = _expected_words(err.expected)
+        suggestion = _keyword_suggestion(err, source)
+        if suggestion:
+            return Diagnostic("E001", message, suggestion[0], path,
+                              hint=f"did you mean `{suggestion[1]}`?")
     elif isinstance(err, UnexpectedEOF):
         message = "unexpected end of file"
         expected = _expected_words(err.expected)
@@ -177,6 +267,60 @@ def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnost
         message, expected = "syntax error", None
     hint = f"expected {expected}" if expected else None
     return Diagnostic("E001", message, span, path, hint=hint)
+
+
+# Keywords a statement starts with: a misspelt one is read as a name, and the error comes
+# one token later, so the first word of the line is compared with these too.
+_LEADING_KEYWORDS = ("agents", "rooms", "expect", "ask", "claim", "noop", "handoff", "scenario",
+                     "policy", "use", "depth", "trust", "source", "predicate", "reveal", "on")
+
+
+def _keyword_suggestion(err: UnexpectedToken, source: str) -> Optional[tuple[ast.Span, str]]:
+    """(span of a misspelt keyword, the keyword) when the unexpected token, or the first word
+    of its line, is close to a keyword the grammar takes there (`entr` -> `enters`)."""
+    token = err.token
+    keywords = _keyword_strings(err.expected)
+    if token.type == "NAME" and keywords:
+        close = difflib.get_close_matches(str(token), keywords, n=2, cutoff=0.6)
+        if close:
+            word = close[0]
+            line_text = source.split("\n")[token.line - 1][:token.column - 1]
+            if word + "s" in keywords and "," not in line_text:
+                word += "s"  # one agent `enters`, several `enter`
+            elif word.endswith("s") and word[:-1] in keywords and "," in line_text:
+                word = word[:-1]
+            return _tok_span(token), word
+    line_text = source.split("\n")[token.line - 1] if token.line else ""
+    words = re.match(r"\s*([^\W\d]\w*)", line_text)
+    if words and words[1] not in _LEADING_KEYWORDS:
+        close = difflib.get_close_matches(words[1], _LEADING_KEYWORDS, n=1, cutoff=0.7)
+        if close and len(words[1]) > 2:
+            column = words.start(1) + 1
+            return ast.Span(line=token.line, column=column, end_line=token.line,
+                            end_column=column + len(words[1])), close[0]
+    return None
+
+
+def keywords() -> list[str]:
+    """Every keyword of the grammar (`agents`, `enters`, `false_beliefs`, ...), sorted: what
+    editors complete and highlight. Word alternations such as TRUST_MODE count too."""
+    words = set(_keyword_strings(_terminal_names()))
+    for terminal in _lark().terminals:
+        alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", terminal.pattern.value)
+        if terminal.pattern.type == "re" and alternation:
+            words.update(alternation[1].split("|"))
+    return sorted(words)
+
+
+def _keyword_strings(terminals) -> list[str]:
+    """The keyword texts among `terminals` (those whose pattern is a plain word)."""
+    out = []
+    for name in terminals or ():
+        if name in _terminal_names():
+            pattern = _lark().get_terminal(name).pattern
+            if pattern.type == "str" and pattern.value.isidentifier():
+                out.append(pattern.value)
+    return sorted(out)
 
 
 def _expected_words(terminals) -> str | None:
@@ -612,4 +756,4 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode"]
+__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords"]

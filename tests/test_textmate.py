@@ -1,0 +1,90 @@
+"""The TextMate grammar of editors/tom.tmLanguage.json, run by a real TextMate engine
+(textmate-grammar-python, a port of vscode-textmate on Oniguruma) over the example
+scenarios, and checked against the Lark grammar's keywords."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import pytest
+from textmate_grammar.parsers.base import LanguageParser
+
+from conftest import REPO, SCENARIOS
+from tomc.dsl.parser import keywords
+
+GRAMMAR = json.loads((REPO / "editors" / "tom.tmLanguage.json").read_text())
+KEYWORD_SCOPES = ("keyword.", "support.function.", "constant.language.")
+EXAMPLES = sorted(SCENARIOS.glob("*.tom")) + sorted((REPO / "tomc" / "rules").glob("*.tom"))
+
+logging.getLogger("textmate_grammar").setLevel(logging.ERROR)  # it logs every skipped name
+
+
+@pytest.fixture(scope="module")
+def grammar() -> LanguageParser:
+    return LanguageParser(GRAMMAR)
+
+
+def tokens(grammar: LanguageParser, text: str) -> list[tuple[int, int, str, list[str]]]:
+    """(line, column, text, scopes) of every token, 0-based as the engine gives them."""
+    element = grammar.parse_string(text)
+    return [(line, column, token, scopes) for (line, column), token, scopes in element.flatten()]
+
+
+def _regexes(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("match", "begin", "end") and isinstance(value, str):
+                yield value
+            else:
+                yield from _regexes(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _regexes(item)
+
+
+def test_regexes_are_portable():
+    """Every pattern also compiles as a Python (and so an ECMAScript-like) regex: no
+    Oniguruma-only syntax, so other engines (Sublime, GitHub linguist) read it too."""
+    for pattern in _regexes(GRAMMAR):
+        re.compile(pattern)
+        assert not re.search(r"\\[hHGAzZ]|\\p\{|\(\?<[a-zA-Z]", pattern), pattern
+
+
+@pytest.mark.parametrize("word", keywords())
+def test_every_keyword_of_the_grammar_is_highlighted(grammar, word):
+    found = [t for t in tokens(grammar, f"{word}\n") if t[2] == word]
+    assert found and found[0][3][-1].startswith(KEYWORD_SCOPES), found
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_files_tokenize(grammar, path):
+    text = path.read_text(encoding="utf-8")
+    found = tokens(grammar, text)
+    scopes_at = {(line, column): scopes[-1] for line, column, _, scopes in found}
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        stripped = line.lstrip()
+        start = len(line) - len(stripped)
+        if stripped.startswith("#"):
+            assert scopes_at.get((number, start)) == "comment.line.number-sign.tom", line
+        for word in ("expect", "ask", "scenario", "policy", "agents", "claim"):
+            if stripped.startswith(word + " "):
+                assert scopes_at.get((number, start), "").startswith("keyword."), line
+        code = "" if stripped.startswith("#") else line.split(" #")[0]
+        for string in re.finditer(r'"(?:[^"\\]|\\.)*"', code):
+            assert scopes_at.get((number, string.start())) in (
+                "string.quoted.double.tom", "entity.name.section.tom"), line  # a quoted name
+        block = re.match(r"(scenario|policy)\s+(\S+)", stripped)
+        if block:
+            column = start + block.start(2)
+            assert scopes_at.get((number, column)) == "entity.name.section.tom", line
+
+
+def test_trailing_comments_and_values(grammar):
+    text = 'claim db.host = "a # b" from wiki at 2026-05-01 to all  # 1: adopted\n'
+    scoped = {token: scopes[-1] for _, _, token, scopes in tokens(grammar, text)}
+    assert scoped['"a # b"'] == "string.quoted.double.tom"
+    assert scoped["# 1: adopted"] == "comment.line.number-sign.tom"
+    assert scoped["2026-05-01"] == "constant.numeric.date.tom"

@@ -23,7 +23,7 @@ from tomc.dsl.checker import check_text
 from tomc.engine import memory
 from tomc.reference.interpreter import run_reference
 from tomc.runtime.connection import connect
-from tomc.runtime.errors import AccessDenied, StaleWrite
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -474,3 +474,40 @@ def test_bad_api_input_is_a_diagnostic_and_writes_nothing(db, fresh):
         assert live.step == 4
     with Session.attach(name, db=db) as again:
         assert again.step == 4
+
+
+def test_a_declaration_that_failed_to_commit_can_be_retried(db, fresh, monkeypatch):
+    from tomc.runtime import transactions
+    from tomc.runtime.errors import DatabaseUnavailable
+    name = fresh("declare_retry")
+    with Session.attach(name, db=db) as live:
+        live.apply("agents A, B\nA sets k.s = v1")
+        commit = transactions.Writer.commit
+        failures = []
+
+        def fails_once(self, commands):
+            if not failures:
+                failures.append(1)
+                raise DatabaseUnavailable("lost the FalkorDB connection (test)")
+            return commit(self, commands)
+
+        monkeypatch.setattr(transactions.Writer, "commit", fails_once)
+        with pytest.raises(DatabaseUnavailable):
+            live.apply("agents C")
+        live.apply("agents C")  # the retry plans C's mind graph again
+        assert live.believes(["A", "C"], "k.s").values == []
+    with Session.attach(name, db=db) as again:
+        assert again.scenario.agents == ["A", "B", "C"]
+        assert again.believes(["A", "C"], "k.s").values == []
+        assert again.believes("A", "k.s").values == ["v1"]
+
+
+def test_a_session_whose_memory_was_dropped_says_so(db, fresh):
+    name = fresh("dropped_under")
+    with Session.attach(name, db=db) as live:
+        live.apply("agents A\nA sets k.s = 1")
+        memory.drop(db, name)
+        with Session.attach(name, db=db) as new:
+            new.apply("agents B")
+        with pytest.raises(DatabaseUnavailable, match="dropped or replaced"):
+            live.apply("A sets k.s = 2")

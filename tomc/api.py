@@ -187,6 +187,8 @@ class Session:
                 model = _checker(header, f"memory {label}").scenario
                 created = memory.create(database, model, header)
                 stored = memory.read(database, label)
+                if stored is None:  # dropped between its creation and this read
+                    raise LookupError(f"memory {label!r} was dropped while being created")
             # A process that lost the race to create the memory checks the policy too.
             if not created and policy is not None and not _same_policy(policy, stored.policy):
                 raise TomError([Diagnostic(
@@ -223,13 +225,13 @@ class Session:
     @property
     def step(self) -> int:
         """How many events have happened."""
-        return self._live.step
+        with self._lock:
+            return self._live.step
 
     @_serialised
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
-        if self._live.engine.changes_since(self._live.engine.revision):
-            self._live.catch_up()
+        self._live.catch_up()
 
     # ---------------------------------------------------------------- writing
 
@@ -408,6 +410,7 @@ class Session:
         return self._ask(ast.Ask(subject=ast.Subject(key=build.key(key)),
                                  when=build.when(at_step, on)))
 
+    @_serialised
     def beliefs(self, chain: Union[str, Sequence[str]]) -> list[Held]:
         """Every version `chain` (an agent, or agents outermost first) holds now, every key,
         sorted by key and value, each with its provenance (step, kind, source, support,
@@ -439,6 +442,7 @@ class Session:
             events = [e for e in events if self.agent in e.witnesses]
         return events
 
+    @_serialised
     def view(self) -> BeliefView:
         """The beliefs as they are now, for the analyses in tomc/analysis/."""
         if self.agent is not None:
@@ -522,6 +526,8 @@ class Session:
                                "every mind")
         engine = self._live.engine
         stored = memory.read(engine.db, self.memory)
+        if stored is None:
+            raise LookupError(f"memory {self.memory!r} was dropped")
         return memory.export(stored, engine.changes_since(0))
 
     def close(self) -> None:

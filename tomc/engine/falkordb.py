@@ -177,11 +177,17 @@ class FalkorEngine:
         a mind graph for each new agent, a perspective for each new chain."""
         writer = self.attach_writer()
         self._current(writer)
-        graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
-        statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
-                                           (line, text))
-        self.graphs = graphs
-        self._commit(writer, statements, None)
+        # Declaring records the new chains in the compiler before the commit: if the commit
+        # fails, put it all back, so a retry plans the new mind graphs again.
+        before = (self.graphs, copy.deepcopy(self.compiler.perspectives))
+        self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
+        try:
+            statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
+                                               (line, text))
+            self._commit(writer, statements, None)
+        except BaseException:
+            self.graphs, self.compiler.perspectives = before
+            raise
         self.executor.learn_perspectives(self.graphs, self.scenario.agents)
 
     def _current(self, writer: Writer) -> None:
@@ -264,6 +270,10 @@ class FalkorEngine:
         a change committed while the caller replays these makes its next commit fail."""
         writer = self.attach_writer()
         watched = writer.rewatch()
+        if watched < self.revision:
+            raise DatabaseUnavailable(f"the scenario was dropped or replaced since this session "
+                                      f"attached (its revision went back from {self.revision} "
+                                      f"to {watched}): attach again")
         if watched <= revision:  # nothing new: one round trip, no read
             self._caught_up = max(watched, revision)
             return []

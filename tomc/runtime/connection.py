@@ -21,7 +21,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import (EmbeddedServer, admin_secret, default_data_dir, folder_secret,
+from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
 
 CONNECT_TIMEOUT_S = 5.0
@@ -195,10 +195,10 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
         finally:
             db.close()
         return
-    folder = data_dir or default_data_dir()
+    folder = Path(data_dir or default_data_dir()).expanduser()
     served = serving(folder)
     if served is not None:
-        db = from_socket(served, password=admin_secret(folder))
+        db = from_socket(served, password=folder_secret(folder / SECRET))
         try:
             yield db
         finally:

@@ -27,21 +27,23 @@ def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bo
     also moves the revision on (other writers see that something changed), if the
     scenario is still at `revision`; False (nothing done) if another writer committed
     since: whoever looks next finds the memory as it is then."""
-    pipe = db.redis.pipeline(transaction=True)
     try:
-        pipe.watch(graphs.revision_key)
-        if int(pipe.get(graphs.revision_key) or 0) != revision:
-            pipe.reset()
-            return False
-        pipe.multi()
-        pipe.execute_command(*query_command(graphs.world, render("undo.cypher", world=True),
-                                            {"step": step}))
-        for agent in graphs.agents:
-            pipe.execute_command(*query_command(graphs.mind(agent),
-                                                render("undo.cypher", world=False),
+        with db.redis.pipeline(transaction=True) as pipe:
+            pipe.watch(graphs.revision_key)
+            if int(pipe.get(graphs.revision_key) or 0) != revision:
+                return False
+            existing = set(pipe.execute_command("GRAPH.LIST"))
+            pipe.multi()
+            pipe.execute_command(*query_command(graphs.world,
+                                                render("undo.cypher", world=True),
                                                 {"step": step}))
-        pipe.set(graphs.revision_key, revision + 1)
-        replies = pipe.execute(raise_on_error=False)
+            for agent in graphs.agents:  # a write to a missing graph would create it
+                if graphs.mind(agent) in existing:
+                    pipe.execute_command(*query_command(graphs.mind(agent),
+                                                        render("undo.cypher", world=False),
+                                                        {"step": step}))
+            pipe.set(graphs.revision_key, revision + 1)
+            replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:
         return False
     except redis.RedisError as err:
@@ -68,10 +70,14 @@ def half_applied(db: Database, graphs: GraphNames) -> Optional[tuple[int, int]]:
         pipe.execute_command(*query_command(graphs.mind(agent), render("read_mind_steps.cypher"),
                                             {}, read_only=True))
     try:
-        replies = pipe.execute()
+        replies = pipe.execute(raise_on_error=False)
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"could not read {graphs.world}: {err}") from None
-    revision, world, minds = int(replies[0] or 0), reply_rows(replies[1]), replies[2:]
+    if isinstance(replies[1], Exception):
+        raise DatabaseUnavailable(f"could not read {graphs.world}: {replies[1]}")
+    # A mind graph that does not exist (yet) holds no event: an error reply reads as empty.
+    revision, world = int(replies[0] or 0), reply_rows(replies[1])
+    minds = [[] if isinstance(r, Exception) else r for r in replies[2:]]
     if not world:
         return None
     step, written = world[0]["step"], world[0]["minds"] or []

@@ -202,6 +202,12 @@ class EmbeddedServer:
                     client.execute_command("ACL", "SAVE")
                     client.close()
                     return
+            except redis.AuthenticationError:
+                self.stop()
+                raise DatabaseUnavailable(
+                    f"the server of {self.data_dir} refused its admin password: users.acl and "
+                    "admin.secret disagree (restore admin.secret, or remove the default user "
+                    "from users.acl)") from None
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
                 pass
             time.sleep(0.01)
@@ -308,16 +314,21 @@ def admin_secret(data_dir: Path) -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_text().strip()
     with os.fdopen(fd, "w") as out:
         out.write(secrets.token_hex(24))
     return path.read_text().strip()
 
 
-def folder_secret(socket_path: Path) -> Optional[str]:
-    """The admin secret of the data folder a socket lives in, if it has one we can read."""
+def folder_secret(path: Path) -> Optional[str]:
+    """The admin secret beside `path` (a socket in a data folder, or the secret file
+    itself), if there is one we can read; None otherwise."""
+    path = Path(path)
     try:
-        return (Path(socket_path).parent / SECRET).read_text().strip()
+        return (path if path.name == SECRET else path.parent / SECRET).read_text().strip()
     except OSError:
         return None
 

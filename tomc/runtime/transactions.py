@@ -113,3 +113,9 @@ class Writer:
             connection.disconnect()
             self.watched = None
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        except BaseException:
+            # Interrupted (Ctrl-C, a parser error) with replies unread: this connection's
+            # next reply would answer an older command. Drop it.
+            connection.disconnect()
+            self.watched = None
+            raise

@@ -94,7 +94,8 @@ def _serialised(method):
 
 class TomError(ValueError):
     """Bad input: `diagnostics` (code, message, span within `text`, hint), as `tomc check`
-    reports them. Nothing was written."""
+    reports them. Nothing of the failing call was written (for a batch racing another writer,
+    see docs/storage.md, "Limits")."""
 
     def __init__(self, diagnostics: list[Diagnostic], text: str = ""):
         super().__init__("\n".join(d.render(text) for d in diagnostics))

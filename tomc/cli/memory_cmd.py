@@ -74,7 +74,8 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
-    checked before any is written: on bad input nothing is (exit 2)."""
+    checked before any is written: on bad input nothing is (exit 2). Each statement is its
+    own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
     text = _text(statements)
     with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None) as s:
         events = s.apply(text, after_step=after_step)

@@ -209,7 +209,10 @@ class FalkorEngine:
             undone = plan is not None and recovery.undo_event(self.db, self.graphs, plan.step,
                                                               self.revision)
             # If another writer committed first, the event stays half-applied: the next
-            # writer to attach undoes it if it is still the latest (docs/storage.md).
+            # writer to attach undoes it if it is still the latest (docs/storage.md). This
+            # session then replays it like any other writer's (its checker took it back).
+            if not undone:
+                self.revision -= 1
             outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
                                       f"{str(reply).splitlines()[0]}; {outcome}",

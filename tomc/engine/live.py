@@ -55,8 +55,8 @@ class LiveScenario:
     def apply(self, statements: Sequence, path: str = "<apply>",
               after_step: Optional[int] = None) -> list[AnyEvent]:
         """Check and commit `statements` (AST events and declarations) in order; returns the
-        events. Raises DiagnosticError, StaleWrite (nothing of this call committed, unless another
-        writer committed between two of its statements: docs/storage.md, "Limits"),
+        events. Raises DiagnosticError, StaleWrite (nothing of this call committed, unless
+        another writer committed between two of its statements: docs/storage.md, "Limits"),
         DatabaseUnavailable."""
         if after_step is not None and after_step != self.step:
             self.catch_up()  # this writer may be the one behind

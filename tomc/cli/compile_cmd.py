@@ -52,8 +52,8 @@ def compile_(file: Path = typer.Argument(..., help="A .tom file: a scenario or a
     """Print every parameterised Cypher statement a run executes, in order, with its
     parameters and the .tom line it implements. User names and values appear only in the
     parameters, never in the Cypher text. Values an event reads from the graphs first (who
-    trusts a speaker, what entering reveals, what a handoff sends) are shown as the read
-    that binds them, with empty placeholders in the plan.
+    trusts a speaker, what entering reveals, what a handoff sends) appear with the read
+    that binds them, and empty placeholders in the plan.
 
     For a policy file (or a scenario file with --policy-only): each routing rule, trust
     mode, reveal mode, authority and cardinality as written, with its file and line, the

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -156,7 +156,7 @@ class Session:
             return cls(LiveScenario(checker, held, line_base), stack)
         try:
             database = _database(db, data_dir, stack)
-            held = stack.enter_context(_closing(FalkorEngine.build(database, model)))
+            held = stack.enter_context(closing(FalkorEngine.build(database, model)))
         except BaseException:
             stack.close()
             raise
@@ -197,7 +197,7 @@ class Session:
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
             live = _attached(database, stored)
-            stack.enter_context(_closing(live.engine))
+            stack.enter_context(closing(live.engine))
             agent_db = None
             if as_agent is not None:
                 if as_agent not in live.scenario.agents:
@@ -634,16 +634,3 @@ def _database(db: Union[Database, str, None], data_dir: Optional[Path],
         raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
                                    f"{type(db).__name__}", None, build.PATH)])
     return stack.enter_context(connect(db, data_dir))
-
-
-class _closing:
-    """A context manager that closes an engine (its writer connection) on exit."""
-
-    def __init__(self, engine):
-        self.engine = engine
-
-    def __enter__(self):
-        return self.engine
-
-    def __exit__(self, *exc):
-        self.engine.close()

@@ -117,12 +117,8 @@ def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
     with database(db, data, json_output) as conn:
-        found = []
-        for name in memory.names(conn):
-            stored = memory.read(conn, name)
-            if stored is not None:
-                found.append({"name": name, "policy": stored.policy, "step": stored.step,
-                              "agents": memory.agents(conn, name)})
+        found = [{"name": m.name, "policy": m.policy, "step": m.step,
+                  "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
     if json_output:
         emit_json({"memories": found})
     elif not found:

@@ -108,16 +108,16 @@ def agents(db: Database, name: str) -> list[str]:
     return [r["name"] for r in rows]
 
 
-def names(db: Database) -> list[str]:
-    """The names of the memories on the server, sorted."""
+def stored(db: Database) -> list[StoredMemory]:
+    """Every memory on the server (one read of each world graph), sorted by name."""
     found = []
     for graph in db.graph_names():
         parts = graph.split(":")
         if len(parts) == 3 and parts[0] == PREFIX and parts[2] == "world":
-            stored = read(db, unquote(parts[1]))
-            if stored is not None:
-                found.append(stored.name)
-    return sorted(found)
+            memory = read(db, unquote(parts[1]))
+            if memory is not None:
+                found.append(memory)
+    return sorted(found, key=lambda m: m.name)
 
 
 def drop(db: Database, name: str, tries: int = 1000) -> bool:

@@ -19,15 +19,16 @@ from tomc.analysis import answer as analyses
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
-from tomc.dsl.program import AnalysisQuery, QueryModel, ScenarioModel
+from tomc.dsl.program import AnalysisQuery, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.readiness import ReadyAnswer
 from tomc.runtime.executor import RunStats
 
-AnyAnswer = Union[Answer, AnalysisAnswer]
+AnyAnswer = Union[Answer, AnalysisAnswer, ReadyAnswer]
 
 
 @dataclass
@@ -74,7 +75,7 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
         held = FalkorEngine.build(db, scenario, checkpoints, lambda step, live: (
             answers.at_step(step, lambda: live.view(step))))
         stats = held.stats
-    answers.after(held.view, held.answer)
+    answers.after(held.view, held.answer, held.ready)
     return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
 
 
@@ -95,7 +96,8 @@ class _Answers:
                     self.found[i] = self._analysis(view, query)
 
     def after(self, view_at: Callable[[int], BeliefView],
-              belief: Callable[[QueryModel], Answer]) -> None:
+              belief: Callable[[QueryModel], Answer],
+              ready: Callable[[ReadyQuery], ReadyAnswer]) -> None:
         """Answer the other queries from the history, once the run is over."""
         views: dict[int, BeliefView] = {}
 
@@ -110,6 +112,8 @@ class _Answers:
             with _origin(query):
                 if isinstance(query, AnalysisQuery):
                     self.found[i] = self._analysis(lambda: view_of(query.step), query)
+                elif isinstance(query, ReadyQuery):
+                    self.found[i] = ready(query)
                 else:
                     self.found[i] = belief(query)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.answers import Answer
 from tomc.cli.terminal import paint
+from tomc.readiness import ReadyAnswer
 from tomc.runner import ScenarioRun
 
 
@@ -37,6 +38,8 @@ def render_run(run: ScenarioRun) -> str:
         q = answer.query
         if isinstance(answer, AnalysisAnswer):
             out.extend(analysis_lines(answer))
+        elif isinstance(answer, ReadyAnswer):
+            out.extend(ready_lines(answer))
         elif q.kind == "ask":
             at = f" at step {q.step}" if q.step != len(s.events) else ""
             out.append(f"  ask  {describe_subject(answer)}{at} = {answer.shown}"
@@ -62,6 +65,24 @@ def analysis_lines(answer: AnalysisAnswer) -> list[str]:
     else:
         head = [f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})",
                 f"      actual: {answer.shown}"]
+    return head + [f"      {line}" for line in answer.lines()]
+
+
+def ready_lines(answer: ReadyAnswer) -> list[str]:
+    """`ask ready ...`: the verdict, then each step's evidence; for an expect, PASS or FAIL
+    (with the actual answer and the evidence when it fails)."""
+    q = answer.query
+    if q.kind == "ask":
+        head = [f"  ask  {q.text.removeprefix('ask ')} = {answer.shown}   (line {q.line})"]
+    elif answer.passed:
+        return [f"  {paint('PASS', 'green')} {q.text}   (line {q.line})"]
+    else:
+        actual = {"verdict": answer.verdict, "blockers": answer.blockers,
+                  "unknown": answer.unknown}[q.part]
+        if isinstance(actual, list):
+            actual = "{" + ", ".join(actual) + "}"
+        head = [f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})",
+                f"      actual: {actual} ({answer.shown})"]
     return head + [f"      {line}" for line in answer.lines()]
 
 

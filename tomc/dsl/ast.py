@@ -154,8 +154,25 @@ class Section(Node):
     reveal_span: Optional[Span] = Field(default=None, repr=False)
 
 
+class Requirement(Node):
+    """`requires KEY [= V]`: one step of a procedure, satisfied when the perspective asked
+    holds V (for a `many` key: V is in its set), or any value when V is left out."""
+
+    key: Key
+    value: Optional[Value] = None
+
+
+class Procedure(Node):
+    """`procedure NAME { requires ... }`: steps that `ready NAME` checks, in a scenario or in
+    a policy (then shared by its scenarios)."""
+
+    name: Name
+    requires: list[Requirement] = []
+
+
 class Policy(Node):
-    """`policy NAME { ... }`: depth, trust mode, sources, predicates and routing sections."""
+    """`policy NAME { ... }`: depth, trust mode, sources, predicates, routing sections and
+    procedures."""
 
     name: Name
     depth: Optional[int] = None
@@ -167,6 +184,7 @@ class Policy(Node):
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
     sections: list[Section] = []
+    procedures: list[Procedure] = []
     depth_span: Optional[Span] = Field(default=None, repr=False)
     limits_span: Optional[Span] = Field(default=None, repr=False)
     trust_span: Optional[Span] = Field(default=None, repr=False)
@@ -414,9 +432,37 @@ class ExpectAnalysis(Node):
     excluded: list[Excluded] = []
 
 
+class Ready(Node):
+    """`ready NAME [for CHAIN]`: whether procedure NAME can run, from the truth (`chain`
+    empty) or from a chain's beliefs."""
+
+    procedure: Name
+    chain: list[Name] = []
+
+
+class AskReady(Node):
+    """`ask ready NAME [for CHAIN] [at step N | on DATE]`: the verdict with every step's
+    answer."""
+
+    ready: Ready
+    when: Optional[When] = None
+
+
+class ExpectReady(Node):
+    """`expect ready NAME [for CHAIN] = VERDICT` or `... blockers|unknown = {KEY, ...}`,
+    optionally `at step N` / `on DATE`."""
+
+    ready: Ready
+    part: Literal["verdict", "blockers", "unknown"]
+    verdict: Optional[Literal["ready", "blocked", "unknown"]] = None
+    keys: list[Key] = []
+    when: Optional[When] = None
+
+
 Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
               Wait, Noop]
-Statement = Union[Agents, Rooms, Event, Expect, Ask, AskAnalysis, ExpectAnalysis]
+Statement = Union[Agents, Rooms, Event, Expect, Ask, AskAnalysis, ExpectAnalysis, Procedure,
+                  AskReady, ExpectReady]
 EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
                Wait, Noop)
 

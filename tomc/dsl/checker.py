@@ -16,10 +16,11 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.dsl.policies import (MAX_DEPTH, check_policy, load_policy, perspective_count,
-                               resolve)
+from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
+                               perspective_count, procedure_model, resolve)
 from tomc.dsl.program import (AnalysisQuery, AnyEvent, Communication, Fact, Handoff, Observation,
-                              PolicyModel, Presence, QueryModel, Quiet, ScenarioModel)
+                              PolicyModel, Presence, Procedure, QueryModel, Quiet, ReadyQuery,
+                              ScenarioModel)
 
 
 MAX_DIAGNOSTICS = 100  # per scenario
@@ -223,6 +224,7 @@ class _ScenarioChecker:
         self.where: dict[str, Optional[str]] = {}
         self.events: list[AnyEvent] = []
         self.queries: list[QueryModel] = []
+        self.procedures: dict[str, Procedure] = dict(policy.procedures)
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
         if self.full:
@@ -244,7 +246,8 @@ class _ScenarioChecker:
         return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
                              agents=self.agents, rooms=self.rooms, events=self.events,
                              queries=self.queries,
-                             line=self.scenario.span.line if self.scenario.span else 1)
+                             line=self.scenario.span.line if self.scenario.span else 1,
+                             procedures=self.procedures)
 
     # declarations
     def _declare(self, names: list[ast.Name], into: list[str], what: str) -> None:
@@ -591,3 +594,34 @@ class _ScenarioChecker:
             kind="expect", step=len(self.events), text=self.text_of(stmt), line=_line(stmt),
             span=stmt.span, part=stmt.part, plan=stmt.plan if stmt.part == "left" else None,
             plan_depth=stmt.depth, expected=tuple(expected), **arguments))
+
+    # procedures and readiness (docs/language.md, "Procedures")
+    def _procedure(self, stmt: ast.Procedure) -> None:
+        problems = check_procedures([stmt], set(self.procedures), self.path)
+        for problem in problems:
+            self.error(problem.code, problem.message, problem.span, problem.hint)
+        if not problems:
+            self.procedures[stmt.name.text] = procedure_model(stmt)
+
+    def _ready(self, stmt: ast.AskReady | ast.ExpectReady, kind: str, **fields) -> None:
+        ready = stmt.ready
+        chain = self._chain(ready)
+        step, on_date = self._when(stmt)
+        procedure = self.procedures.get(ready.procedure.text)
+        if procedure is None:
+            self.error("E170", f"unknown procedure `{ready.procedure.text}`",
+                       ready.procedure.span,
+                       self.suggest(ready.procedure.text, self.procedures)
+                       or "declare it above with `procedure NAME { requires KEY = VALUE }`, "
+                          "in the scenario or its policy")
+            return
+        self.queries.append(ReadyQuery(
+            kind=kind, procedure=procedure, chain=chain, step=step, text=self.text_of(stmt),
+            line=_line(stmt), span=stmt.span, on_date=on_date, **fields))
+
+    def _askready(self, stmt: ast.AskReady) -> None:
+        self._ready(stmt, "ask")
+
+    def _expectready(self, stmt: ast.ExpectReady) -> None:
+        expected = (stmt.verdict,) if stmt.part == "verdict" else tuple(k.text for k in stmt.keys)
+        self._ready(stmt, "expect", part=stmt.part, expected=expected)

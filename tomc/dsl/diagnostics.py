@@ -33,6 +33,8 @@ CODES = {
     "E151": "invalid routing rule",
     "E152": "too many perspectives for the policy's limit",
     "E160": "nothing to run",
+    "E170": "unknown procedure",
+    "E171": "procedure without steps",
 }
 
 

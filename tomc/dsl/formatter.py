@@ -73,7 +73,8 @@ def _with_comments(lines: list[Line], comments: list[ast.Comment]) -> list[str]:
             if comment.trailing and comment.line == anchor:
                 trailing = comment.text
             else:
-                indent = "  " if text == "}" else text[:len(text) - len(text.lstrip())]
+                indent = text[:len(text) - len(text.lstrip())]
+                indent += "  " if text.strip() == "}" else ""  # inside the block it closes
                 out.append([indent + comment.text, ""])
         out.append([text, trailing])
     out += [[c.text, ""] for c in pending]
@@ -134,6 +135,10 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
     lines += [(f"source {_name(s.name)} authority {s.authority}", _line(s))
               for s in policy.sources]
     lines += [(f"predicate {_key(p.key)} {p.cardinality}", _line(p)) for p in policy.predicates]
+    for procedure in policy.procedures:
+        if lines:
+            lines.append(("", None))
+        lines += _procedure_lines(procedure)
     for section in policy.sections:
         if lines:
             lines.append(("", None))
@@ -168,7 +173,10 @@ def _scenario_lines(scenario: ast.Scenario) -> list[Line]:
         group = _group(stmt)
         if previous is not None and group != previous:
             lines.append(("", None))
-        lines.append((_statement(stmt), _line(stmt)))
+        if isinstance(stmt, ast.Procedure):
+            lines += _procedure_lines(stmt)
+        else:
+            lines.append((_statement(stmt), _line(stmt)))
         previous = group
     return lines
 
@@ -176,7 +184,10 @@ def _scenario_lines(scenario: ast.Scenario) -> list[Line]:
 def _group(stmt) -> str:
     if isinstance(stmt, (ast.Agents, ast.Rooms)):
         return "declarations"
-    if isinstance(stmt, (ast.Expect, ast.Ask, ast.AskAnalysis, ast.ExpectAnalysis)):
+    if isinstance(stmt, ast.Procedure):
+        return "procedures"
+    if isinstance(stmt, (ast.Expect, ast.Ask, ast.AskAnalysis, ast.ExpectAnalysis,
+                         ast.AskReady, ast.ExpectReady)):
         return "queries"
     return "events"
 
@@ -219,6 +230,15 @@ def _statement(stmt) -> str:
             return f"ask {_analysis(analysis)}"
         case ast.ExpectAnalysis(analysis=analysis):
             return f"expect {_analysis(analysis)} {_analysis_expectation(stmt)}"
+        case ast.AskReady(ready=ready, when=when):
+            return f"ask {_ready(ready)}{_when(when)}"
+        case ast.ExpectReady(ready=ready, part="verdict", verdict=verdict, when=when):
+            return f"expect {_ready(ready)} = {verdict}{_when(when)}"
+        case ast.ExpectReady(ready=ready, part=part, keys=keys, when=when):
+            items = ", ".join(_key(k) for k in keys)
+            return f"expect {_ready(ready)} {part} = {{{items}}}{_when(when)}"
+        case ast.Procedure():
+            return "\n".join(text for text, _ in _procedure_lines(stmt))
     raise TypeError(f"not a scenario statement: {stmt!r}")
 
 
@@ -226,6 +246,20 @@ def format_statement(stmt) -> str:
     """One scenario statement (an event, an expect, an ask, ...) in canonical form: how the
     Python API writes the statements its typed methods stand for."""
     return _statement(stmt)
+
+
+def _procedure_lines(procedure: ast.Procedure) -> list[Line]:
+    """`procedure NAME {`, one `requires` line per step, `}`."""
+    steps = [(f"  requires {_key(r.key)}" + (f" = {_value(r.value)}" if r.value else ""),
+              _line(r)) for r in procedure.requires]
+    end = procedure.span.end_line if procedure.span else None
+    return [(f"procedure {_name(procedure.name)} {{", _line(procedure)), *steps, ("}", end)]
+
+
+def _ready(ready: ast.Ready) -> str:
+    """`ready NAME [for CHAIN]`."""
+    chain = f" for {_chain(ready.chain)}" if ready.chain else ""
+    return f"ready {_name(ready.procedure)}{chain}"
 
 
 def _verb(verb: str, agents: list[ast.Name]) -> str:

@@ -433,7 +433,11 @@ class _Builder(Transformer):
         name, *stmts = children
         fields = {}
         sources, predicates, sections = [], [], []
+        procedures = []
         for stmt in stmts:
+            if isinstance(stmt, ast.Procedure):
+                procedures.append(stmt)
+                continue
             kind, payload = stmt
             if kind in ("depth", "limits", "trust", "ties"):
                 fields[kind], fields[f"{kind}_span"] = payload
@@ -456,7 +460,7 @@ class _Builder(Transformer):
                     update = {"rules": [*last.rules, payload]}
                 sections[-1] = last.model_copy(update=update)
         return ast.Policy(name=name, sources=sources, predicates=predicates, sections=sections,
-                          span=_span(meta), **fields)
+                          procedures=procedures, span=_span(meta), **fields)
 
     def depth(self, meta, children):
         return ("depth", (int(children[0]), _span(meta)))
@@ -744,6 +748,36 @@ class _Builder(Transformer):
     def expect_context_first(self, meta, children):
         analysis, key = children
         return self._expect_analysis(meta, analysis, part="first", keys=[key])
+
+
+    # procedures and readiness
+    def procedure(self, meta, children):
+        name, *requires = children
+        return ast.Procedure(name=name, requires=requires, span=_span(meta))
+
+    def requirement(self, meta, children):
+        key, *value = children
+        return ast.Requirement(key=key, value=value[0] if value else None, span=_span(meta))
+
+    def ready(self, meta, children):
+        procedure, *chain = children
+        return ast.Ready(procedure=procedure, chain=chain[0] if chain else [], span=_span(meta))
+
+    def ask_ready(self, meta, children):
+        ready, *when = children
+        return ast.AskReady(ready=ready, when=when[0] if when else None, span=_span(meta))
+
+    def expect_ready_verdict(self, meta, children):
+        ready, verdict, *when = children
+        return ast.ExpectReady(ready=ready, part="verdict", verdict=verdict,
+                               when=when[0] if when else None, span=_span(meta))
+
+    def expect_ready_keys(self, meta, children):
+        ready, part, keys, *when = children
+        return ast.ExpectReady(ready=ready, part=part, keys=keys,
+                               when=when[0] if when else None, span=_span(meta))
+
+    verdict = ready_part = who_group
 
 
 class _Reveal(ast.Node):

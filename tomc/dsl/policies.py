@@ -15,7 +15,7 @@ from typing import Optional
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_file, read_source
-from tomc.dsl.program import PolicyModel
+from tomc.dsl.program import PolicyModel, Procedure, Requirement
 from tomc.rules import shipped_names, shipped_policy_path
 
 MAX_DEPTH = 4
@@ -69,6 +69,7 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
                 found.append(Diagnostic("E110", f"{label} `{text}` is declared twice", name.span,
                                         path, hint="keep one declaration"))
             seen.add(text)
+    found.extend(check_procedures(policy.procedures, set(), path))
     seen_sections: set[str] = set()
     for section in policy.sections:
         if section.event_class in seen_sections:
@@ -86,6 +87,34 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
         for rule in section.rules:
             found.extend(_check_rule(rule, section.event_class, path))
     return found
+
+
+def check_procedures(procedures: list[ast.Procedure], declared: set[str],
+                     path: str) -> list[Diagnostic]:
+    """A procedure is named once among `declared` and its neighbours (E110) and has at least
+    one step (E171)."""
+    found: list[Diagnostic] = []
+    seen = set(declared)
+    for procedure in procedures:
+        name = procedure.name.text
+        if name in seen:
+            found.append(Diagnostic("E110", f"procedure `{name}` is defined twice",
+                                    procedure.name.span, path,
+                                    hint="give each procedure its own name (a scenario's "
+                                         "procedures share names with its policy's)"))
+        seen.add(name)
+        if not procedure.requires:
+            found.append(Diagnostic("E171", f"procedure `{name}` has no step", procedure.span,
+                                    path, hint="add a step such as `requires qa.signoff = "
+                                               "signed` or `requires freeze.date`"))
+    return found
+
+
+def procedure_model(procedure: ast.Procedure) -> Procedure:
+    """A checked procedure: canonical keys, values as text (None: any known value)."""
+    return Procedure(procedure.name.text, tuple(
+        Requirement(r.key.text, r.value.text if r.value is not None else None)
+        for r in procedure.requires), procedure.span.line if procedure.span else 0)
 
 
 def _check_rule(rule: ast.Rule, event_class: str, path: str) -> list[Diagnostic]:
@@ -148,6 +177,7 @@ def resolve(policy: ast.Policy) -> PolicyModel:
         sections=sections,
         max_perspectives=policy.limits or DEFAULT_MAX_PERSPECTIVES,
         ties=policy.ties or "contested",
+        procedures={p.name.text: procedure_model(p) for p in policy.procedures},
     )
 
 

@@ -24,6 +24,30 @@ EVENT_CLASS: dict[str, Optional[str]] = {
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """One step of a procedure: the perspective asked must hold `value` about `key` (for a
+    `many` key: `value` among its set), or any value when `value` is None (docs/language.md,
+    "Procedures")."""
+
+    key: str
+    value: Optional[str] = None
+
+    @property
+    def text(self) -> str:
+        """`requires KEY [= V]`, as written in canonical form."""
+        return f"requires {self.key}" + (f" = {self.value}" if self.value is not None else "")
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """`procedure NAME { requires ... }`: its steps in order, and the line it starts on."""
+
+    name: str
+    requires: tuple[Requirement, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class PolicyModel:
     """A resolved policy.
 
@@ -40,6 +64,7 @@ class PolicyModel:
     sections: dict[str, ast.Section]
     max_perspectives: int = 100_000
     ties: Literal["contested", "newest", "first"] = "contested"
+    procedures: dict[str, Procedure] = field(default_factory=dict)
 
     @property
     def reveal(self) -> str:
@@ -209,6 +234,26 @@ class AnalysisQuery:
     expected: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ReadyQuery:
+    """An `ask ready` or `expect ready`: whether `procedure` can run, from the truth (`chain`
+    empty) or from the chain's beliefs, at `step` (knowledge time) or `on_date` (valid time,
+    ISO text). For an expect, `part` names what is compared with `expected`: the verdict
+    (`ready`, `blocked` or `unknown`), or the keys of the blocked or unknown steps.
+    """
+
+    kind: Literal["expect", "ask"]
+    procedure: Procedure
+    chain: tuple[str, ...]
+    step: int
+    text: str
+    line: int
+    span: Optional[ast.Span] = None
+    on_date: Optional[str] = None
+    part: Optional[Literal["verdict", "blockers", "unknown"]] = None
+    expected: tuple[str, ...] = ()
+
+
 @dataclass
 class ScenarioModel:
     """A checked scenario, ready to compile or interpret; `line` is where it starts."""
@@ -219,8 +264,9 @@ class ScenarioModel:
     agents: list[str] = field(default_factory=list)
     rooms: list[str] = field(default_factory=list)
     events: list[AnyEvent] = field(default_factory=list)
-    queries: list[QueryModel | AnalysisQuery] = field(default_factory=list)
+    queries: list[QueryModel | AnalysisQuery | ReadyQuery] = field(default_factory=list)
     line: int = 1
+    procedures: dict[str, Procedure] = field(default_factory=dict)  # the policy's and its own
 
     def chains(self) -> list[tuple[str, ...]]:
         """Every chain of pairwise distinct agents of length 1..depth, in a stable order."""

@@ -7,6 +7,8 @@ the scenario; an engine then makes them happen and answers questions:
 - `apply(events)`: events the scenario has just gained, in step order;
 - `answer(query)`: an `expect` / `ask` about a belief, as of its step (`answer_if_current`:
   the same, or None when other writers have committed since);
+- `ready(query)`: an `ask` / `expect ready`, as of its step (`ready_if_current`: the same,
+  or None when other writers have committed since);
 - `view(step)`: the belief view the analyses read (tomc/analysis/view.py);
 - `simulate(events)`: a view of the state after `events`, on a copy that is dropped after;
 - `close()`: release what the engine holds (the graphs stay stored).
@@ -23,7 +25,8 @@ from typing import Literal, Optional, Protocol, Sequence
 
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
-from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.readiness import ReadyAnswer
 
 EngineName = Literal["falkordb", "reference"]
 
@@ -61,6 +64,12 @@ class Engine(Protocol):
         """`answer(query)`, or None when another writer has committed since `revision`
         (catch up, then ask again): on FalkorDB the check and the read are one round
         trip."""
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        """Whether a procedure can run from the query's perspective, as of its step."""
+
+    def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
+        """`ready(query)`, or None when another writer has committed since `revision`."""
 
     def view(self, step: int) -> BeliefView:
         """The beliefs as of `step`, for the analyses."""

@@ -26,13 +26,15 @@ from tomc.compiler.perspectives import Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_names
 from tomc.compiler.reads import Bindings, reads_for
 from tomc.compiler.templates import render
-from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import answer, answer_from_rows, belief_read
+from tomc.runtime.queries import (answer, answer_from_rows, belief_read, ready, ready_from_rows,
+                                  ready_read)
 from tomc.runtime.transactions import Writer
 
 # A run sends its statements in batches of at most this many (one round trip each).
@@ -236,6 +238,19 @@ class FalkorEngine:
         if revision != self.revision:
             return None
         return answer_from_rows(query, reply_rows(reply))
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        return ready(self.db, self.graphs, query)
+
+    def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
+        """Like `answer_if_current`: the read and the revision check in one round trip."""
+        writer = self.attach_writer()
+        graph, cypher, params = ready_read(self.graphs, query)
+        revision, (reply,) = writer.read_current(
+            [query_command(graph, cypher, params, read_only=True)])
+        if revision != self.revision:
+            return None
+        return ready_from_rows(query, reply_rows(reply))
 
     def view(self, step: int) -> GraphView:
         """The beliefs as of `step`; a view of the latest step can also simulate."""

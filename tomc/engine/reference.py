@@ -8,7 +8,8 @@ from typing import Iterator, Optional, Sequence
 
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
-from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.readiness import ReadyAnswer
 from tomc.reference.interpreter import ReferenceInterpreter
 from tomc.reference.view import ReferenceView
 
@@ -51,6 +52,12 @@ class ReferenceEngine:
 
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         return self.answer(query)  # no other writers
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        return self.interpreter.ready(query)
+
+    def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
+        return self.ready(query)  # no other writers
 
     def view(self, step: int) -> BeliefView:
         return ReferenceView(self.interpreter, step)

@@ -14,7 +14,8 @@ from typing import Optional
 from tomc.answers import Answer, Provenance
 from tomc.dsl import ast
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence,
-                              QueryModel, Quiet, ScenarioModel)
+                              QueryModel, Quiet, ReadyQuery, ScenarioModel)
+from tomc.readiness import ReadyAnswer, StepAnswer, step_status, verdict_of
 
 Chain = tuple[str, ...]
 TRUTH: Chain = ()
@@ -373,6 +374,24 @@ class ReferenceInterpreter:
                                              b.source, b.support_at(query.step), b.rule))
         contested = sorted({c.value for b in held for c in b.contested if c.step <= query.step})
         return Answer(query, values, provenance, contested)
+
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        """Whether the procedure can run from the query's perspective: each step read like
+        `answer` reads a belief (docs/language.md, "Procedures")."""
+        steps = []
+        for requirement in query.procedure.requires:
+            if query.on_date is not None:
+                held = self.valid_on(query.chain, requirement.key, query.step, query.on_date)
+            else:
+                held = self.belief(query.chain, requirement.key, query.step)
+            values = [b.value for b in held]
+            steps.append(StepAnswer(
+                requirement, step_status(requirement, values), values,
+                sorted({s for b in held for s in b.support_at(query.step)}),
+                max((b.authority_at(query.step) for b in held), default=None),
+                sorted({c.value for b in held for c in b.contested if c.step <= query.step})))
+        return ReadyAnswer(query, verdict_of([s.status for s in steps]), steps)
 
 
 def _outranks(fact: Fact, held: Belief, ties: str) -> bool:

@@ -2,7 +2,8 @@
 
 `belief(chain, key, step)` reads the chain's mind graph (the world graph for the truth): the
 versions held at the step (knowledge time), or valid on a date (valid time), from the chain
-that stores the key for it, each with the event behind it, all in one query.
+that stores the key for it, each with the event behind it, all in one query. `ready` reads
+every step of a procedure the same way, and its statuses and verdict, in one query too.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from tomc.answers import Answer, Provenance
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
-from tomc.dsl.program import QueryModel
+from tomc.dsl.program import QueryModel, ReadyQuery
+from tomc.readiness import ReadyAnswer, StepAnswer
 from tomc.runtime.connection import Database
 
 
@@ -35,3 +37,34 @@ def answer_from_rows(query: QueryModel, rows: list[dict]) -> Answer:
                              r["rule"]) for r in rows if r["kind"] is not None]
     contested = sorted({v for r in rows for v in r["contested"]})
     return Answer(query, sorted(r["value"] for r in rows), provenance, contested)
+
+
+def ready_read(graphs: GraphNames, query: ReadyQuery) -> tuple[str, str, dict]:
+    """(graph name, Cypher text, parameters) of the read behind `ask/expect ready`."""
+    graph = graphs.mind(query.chain[0]) if query.chain else graphs.world
+    requires = [{"key": r.key, "value": r.value} for r in query.procedure.requires]
+    return graph, render("read_ready.cypher", valid=query.on_date is not None), {
+        "agents": list(query.chain), "requires": requires, "step": query.step,
+        "date": query.on_date}
+
+
+def ready(db: Database, graphs: GraphNames, query: ReadyQuery) -> ReadyAnswer:
+    """Evaluate one `ask/expect ready` at its step, on the scenario's `graphs`."""
+    graph, cypher, params = ready_read(graphs, query)
+    return ready_from_rows(query, db.read(graph, cypher, params))
+
+
+def ready_from_rows(query: ReadyQuery, rows: list[dict]) -> ReadyAnswer:
+    """The answer from the one row of read_ready.cypher: statuses and verdict as Cypher
+    computed them; each step's sources, authority and caveats gathered over its values."""
+    (row,) = rows
+    steps = []
+    for requirement, step in zip(query.procedure.requires,
+                                 sorted(row["steps"], key=lambda s: s["index"])):
+        held = step["held"]
+        steps.append(StepAnswer(
+            requirement, step["status"], sorted(h["value"] for h in held),
+            sorted({s for h in held for s in h["support"]}),
+            max((h["authority"] for h in held), default=None),
+            sorted({v for h in held for v in h["rivals"]})))
+    return ReadyAnswer(query, row["verdict"], steps)

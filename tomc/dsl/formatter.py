@@ -368,9 +368,14 @@ def _fact(fact: ast.Fact) -> str:
 
 
 def _key(key: ast.Key) -> str:
+    """`subject.predicate`. After the `.` the grammar takes only a name, so a predicate that
+    is a word of the language (`release.requires`) stays bare."""
     if key.predicate is None:
         return _name(key.subject)
-    return f"{_name(key.subject)}.{_name(key.predicate)}"
+    predicate = key.predicate.text
+    if not _IDENTIFIER.fullmatch(predicate):
+        predicate = _quote(predicate)
+    return f"{_name(key.subject)}.{predicate}"
 
 
 def _value(value: ast.Value) -> str:

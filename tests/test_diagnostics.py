@@ -31,6 +31,9 @@ CASES = {
     "E151": "policy p {\n  on observe:\n    listener adopts\n}\n" + S.format(body=""),
     "E152": "scenario s {\n  agents " + ", ".join(f"a{i}" for i in range(400)) + "\n}\n",
     "E160": "# nothing here\n",
+    "E170": S.format(body="  procedure deploy {\n    requires qa.signoff = signed\n  }\n"
+                          "  ask ready deplyo for Sally"),
+    "E171": "policy p {\n  procedure deploy {\n  }\n}\n" + S.format(body=""),
 }
 
 
@@ -108,3 +111,24 @@ def test_a_policy_may_raise_the_perspective_limit():
     (diagnostic,) = check_text(CASES["E152"], "big.tom").diagnostics
     assert "160,000 perspectives" in diagnostic.message
     assert diagnostic.span.line == 2 and "limits perspectives 160000" in diagnostic.hint
+
+
+def test_unknown_procedure_suggests_the_closest():
+    (diagnostic,) = check_text(CASES["E170"], "p.tom").diagnostics
+    assert diagnostic.code == "E170" and "`deplyo`" in diagnostic.message
+    assert (diagnostic.span.line, diagnostic.span.column) == (7, 13)
+    assert diagnostic.hint == "did you mean `deploy`?"
+
+
+def test_a_procedure_is_known_from_its_line_on_and_named_once():
+    body = ("  ask ready deploy\n  procedure deploy {\n    requires k\n  }\n"
+            "  procedure deploy {\n    requires j\n  }")
+    codes = [d.code for d in check_text(S.format(body=body), "p.tom").diagnostics]
+    assert codes == ["E170", "E110"]
+
+
+def test_a_scenario_procedure_cannot_take_its_policys_name():
+    policy = "policy p {\n  procedure deploy {\n    requires k\n  }\n}\n"
+    body = "  procedure deploy {\n    requires j\n  }"
+    (diagnostic,) = check_text(policy + S.format(body=body), "p.tom").diagnostics
+    assert diagnostic.code == "E110" and "procedure `deploy`" in diagnostic.message

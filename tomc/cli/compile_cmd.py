@@ -17,9 +17,9 @@ from tomc.compiler.templates import render
 from tomc.dsl import ast
 from tomc.dsl.checker import CheckResult
 from tomc.dsl.parser import parse
-from tomc.dsl.program import QueryModel, ScenarioModel
+from tomc.dsl.program import QueryModel, ReadyQuery, ScenarioModel
 from tomc.review.listing import LEGEND, PolicyListing, list_policy, policy_file
-from tomc.runtime.queries import belief_read
+from tomc.runtime.queries import belief_read, ready_read
 
 
 def _statement_json(s: Statement, graphs: GraphNames) -> dict:
@@ -124,14 +124,17 @@ def _print_plan(scenario: ScenarioModel, plan: Plan) -> None:
 
 
 def _reads(scenario: ScenarioModel, plan: Plan) -> list[dict]:
-    """For each expect/ask: the graph, template and parameters of its belief read; for an
-    analysis, a pointer to docs/cypher.md."""
+    """For each expect/ask (and `ready`): the graph, template and parameters of its read;
+    for an analysis, a pointer to docs/cypher.md."""
     reads = []
     for query in scenario.queries:
         read = {"line": query.line, "text": query.text, "graph": None,
                 "template": "analysis (docs/cypher.md)", "params": None}
         if isinstance(query, QueryModel):
             graph, template, params = belief_read(plan.graphs, query)
+            read.update(graph=graph, template=template, params=params)
+        elif isinstance(query, ReadyQuery):
+            graph, template, params = ready_read(plan.graphs, query)
             read.update(graph=graph, template=template, params=params)
         reads.append(read)
     return reads

@@ -104,7 +104,8 @@ def check_procedures(procedures: list[ast.Procedure], declared: set[str],
                                          "procedures share names with its policy's)"))
         seen.add(name)
         if not procedure.requires:
-            found.append(Diagnostic("E171", f"procedure `{name}` has no step", procedure.span,
+            found.append(Diagnostic("E171", f"procedure `{name}` has no step",
+                                    procedure.name.span,
                                     path, hint="add a step such as `requires qa.signoff = "
                                                "signed` or `requires freeze.date`"))
     return found

@@ -245,9 +245,9 @@ class FalkorEngine:
     def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
         """Like `answer_if_current`: the read and the revision check in one round trip."""
         writer = self.attach_writer()
-        graph, cypher, params = ready_read(self.graphs, query)
+        graph, template, params = ready_read(self.graphs, query)
         revision, (reply,) = writer.read_current(
-            [query_command(graph, cypher, params, read_only=True)])
+            [query_command(graph, render(template), params, read_only=True)])
         if revision != self.revision:
             return None
         return ready_from_rows(query, reply_rows(reply))

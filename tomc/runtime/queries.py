@@ -40,18 +40,19 @@ def answer_from_rows(query: QueryModel, rows: list[dict]) -> Answer:
 
 
 def ready_read(graphs: GraphNames, query: ReadyQuery) -> tuple[str, str, dict]:
-    """(graph name, Cypher text, parameters) of the read behind `ask/expect ready`."""
+    """(graph name, template, parameters) of the read behind `ask/expect ready`."""
     graph = graphs.mind(query.chain[0]) if query.chain else graphs.world
+    template = "read_ready_valid.cypher" if query.on_date else "read_ready.cypher"
     requires = [{"key": r.key, "value": r.value} for r in query.procedure.requires]
-    return graph, render("read_ready.cypher", valid=query.on_date is not None), {
+    return graph, template, {
         "agents": list(query.chain), "requires": requires, "step": query.step,
         "date": query.on_date}
 
 
 def ready(db: Database, graphs: GraphNames, query: ReadyQuery) -> ReadyAnswer:
     """Evaluate one `ask/expect ready` at its step, on the scenario's `graphs`."""
-    graph, cypher, params = ready_read(graphs, query)
-    return ready_from_rows(query, db.read(graph, cypher, params))
+    graph, template, params = ready_read(graphs, query)
+    return ready_from_rows(query, db.read(graph, render(template), params))
 
 
 def ready_from_rows(query: ReadyQuery, rows: list[dict]) -> ReadyAnswer:

@@ -16,7 +16,8 @@ from tomc.dsl import ast
 from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import DiagnosticError
 
-QUESTIONS = (ast.Ask, ast.AskAnalysis, ast.Expect, ast.ExpectAnalysis)
+QUESTIONS = (ast.Ask, ast.AskAnalysis, ast.Expect, ast.ExpectAnalysis, ast.AskReady,
+             ast.ExpectReady)
 
 
 def eval_(file: Path = typer.Argument(..., help="A .tom file with the scenario."),

@@ -185,7 +185,8 @@ class LiveChecker:
         """The state so far, to `reset` to (a live session whose write lost a race to
         another writer takes back what it checked, then checks it again)."""
         c = self._checker
-        return Mark(list(c.agents), list(c.rooms), dict(c.where), len(c.events))
+        return Mark(list(c.agents), list(c.rooms), dict(c.where), len(c.events),
+                    dict(c.procedures))
 
     def reset(self, mark: "Mark") -> None:
         """Forget everything checked after `mark`."""
@@ -194,16 +195,20 @@ class LiveChecker:
         c.where.clear()
         c.where.update(mark.where)
         del c.events[mark.events:]
+        c.procedures.clear()
+        c.procedures.update(mark.procedures)
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A live checker's state at one point: agents, rooms, presence, number of events."""
+    """A live checker's state at one point: agents, rooms, presence, number of events,
+    procedures."""
 
     agents: list[str]
     rooms: list[str]
     where: dict[str, Optional[str]]
     events: int
+    procedures: dict[str, Procedure]
 
 
 def _line(node: ast.Node) -> int:

@@ -48,12 +48,13 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.dsl.program import AnyEvent, QueryModel, ScenarioModel
+from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine import memory
 from tomc.engine.base import Engine, EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
 from tomc.engine.reference import ReferenceEngine
+from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
 from tomc.runtime import acl, queries, recovery
 from tomc.runtime.connection import Database, connect
@@ -62,7 +63,12 @@ from tomc.runtime.graph_view import GraphView
 
 __all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
 
-QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis)
+QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
+             ast.ExpectReady)
+# Questions read from one perspective's graph, checked against the revision in the same
+# round trip (engine.answer_if_current / ready_if_current).
+_DIRECT = {ast.Ask: "answer_if_current", ast.Expect: "answer_if_current",
+           ast.AskReady: "ready_if_current", ast.ExpectReady: "ready_if_current"}
 Statements = Union[str, ast.Node, Sequence[ast.Node]]
 
 
@@ -334,7 +340,8 @@ class Session:
     # ---------------------------------------------------------------- questions
 
     @_serialised
-    def ask(self, question: Union[str, ast.Node]) -> Union[Answer, AnalysisAnswer]:
+    def ask(self, question: Union[str, ast.Node]) -> Union[Answer, AnalysisAnswer,
+                                                           ReadyAnswer]:
         """Answer one `ask` or `expect` (text, the leading `ask` may be left out; or AST)
         from the beliefs as they are now. Raises TomError on bad input, AccessDenied for
         a question an agent session may not ask."""
@@ -348,22 +355,24 @@ class Session:
         if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
             raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
                                        "<ask>", hint="record events with apply()")], text)
-        # A belief read checks, in its own round trip, that no other writer committed
-        # since this session's state (engine.answer_if_current); anything else catches up
-        # first.
-        fast = self.agent is None and isinstance(parsed[0], (ast.Ask, ast.Expect))
+        # A belief or readiness read checks, in its own round trip, that no other writer
+        # committed since this session's state (engine.answer_if_current); anything else
+        # catches up first.
+        direct = _DIRECT.get(type(parsed[0]))
+        fast = self.agent is None and direct is not None
         if not fast:
             self.refresh()
         query = self._question(parsed, text, retry=fast)
-        if fast and isinstance(query, QueryModel):
-            found = self._live.engine.answer_if_current(query)
+        if fast:
+            found = getattr(self._live.engine, direct)(query)
             if found is not None:
                 return found
-        if fast:
             self.refresh()
             query = self._question(parsed, text, retry=False)
         if isinstance(query, QueryModel):
             return self._belief(query)
+        if isinstance(query, ReadyQuery):
+            return self._ready(query)
         if self.agent is not None:
             if query.analysis == "context_for" and query.agents[0] == self.agent:
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
@@ -387,12 +396,36 @@ class Session:
     def _belief(self, query: QueryModel) -> Answer:
         if self.agent is None:
             return self._live.engine.answer(query)
-        if not query.chain or query.chain[0] != self.agent:
-            asked = " > ".join(query.chain) or "the truth"
+        self._own_chain(query.chain)
+        return queries.answer(self._agent_db, self._live.engine.graphs, query)
+
+    def _ready(self, query: ReadyQuery) -> ReadyAnswer:
+        if self.agent is None:
+            return self._live.engine.ready(query)
+        self._own_chain(query.chain)
+        return queries.ready(self._agent_db, self._live.engine.graphs, query)
+
+    def _own_chain(self, chain: tuple[str, ...]) -> None:
+        """A session reading as an agent reads only chains that start with that agent."""
+        if not chain or chain[0] != self.agent:
+            asked = " > ".join(chain) or "the truth"
             raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
                                f"{asked}'s beliefs, only chains that start with "
                                f"{self.agent}")
-        return queries.answer(self._agent_db, self._live.engine.graphs, query)
+
+    @_bad_input
+    def ready(self, procedure: str, *, for_: Union[str, Sequence[str], None] = None,
+              at_step: Optional[int] = None, on: Optional[str] = None) -> ReadyAnswer:
+        """`ask ready PROCEDURE [for CHAIN]`: whether the procedure (declared in the
+        scenario or its policy) can run, from the truth or from `for_` (an agent, or agents
+        outermost first): now, as of step `at_step`, or valid on date `on`. The answer has
+        the verdict (`ready`, `blocked`, `unknown`), `blockers`, `unknown` and each step
+        with its values, sources, authority and caveats (docs/language.md, "Procedures and
+        readiness")."""
+        chain = build.names(for_) if for_ is not None else []
+        return self._ask(ast.AskReady(
+            ready=ast.Ready(procedure=build.name(procedure, "procedure name"), chain=chain),
+            when=build.when(at_step, on)))
 
     @_bad_input
     def believes(self, chain: Union[str, Sequence[str]], key: str, *,

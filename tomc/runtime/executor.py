@@ -155,8 +155,9 @@ class Executor:
 
 
 def reply_rows(reply) -> list[dict]:
-    """The rows of a raw `--compact` GRAPH.QUERY reply whose columns hold scalars and lists
-    of scalars (ids, chains, keys): [header, rows, stats]."""
+    """The rows of a raw `--compact` GRAPH.QUERY reply whose columns hold scalars, lists
+    and maps of them (ids, chains, keys, the steps of a readiness read): [header, rows,
+    stats]."""
     if len(reply) < 3:
         return []
     columns = [c[1] for c in reply[0]]
@@ -164,10 +165,13 @@ def reply_rows(reply) -> list[dict]:
 
 
 def _scalar(cell):
-    """A compact-format value: [type, value]; arrays (type 6) hold compact values."""
+    """A compact-format value: [type, value]; arrays (type 6) hold compact values, maps
+    (type 10) alternate a key and a compact value."""
     kind, value = cell
     if kind == 6:
         return [_scalar(v) for v in value]
+    if kind == 10:
+        return {value[i]: _scalar(value[i + 1]) for i in range(0, len(value), 2)}
     if kind == 1:
         return None
     return value

@@ -18,7 +18,8 @@ from strategies import inline_policy_files, scenario_files
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
 from tomc.reference.interpreter import run_reference
-from tomc.dsl.program import QueryModel
+from tomc.dsl.program import QueryModel, ReadyQuery
+from tomc.readiness import ReadyAnswer
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
 from tomc.runner import run_scenario
@@ -200,3 +201,66 @@ SEVERAL_COPIES = 'use policy hitom\n\nscenario repro {\n  agents box, Sally, ZoÃ
 def test_several_chains_copied_in_one_event_keep_their_own_history(db):
     (scenario,) = check_text(SEVERAL_COPIES, "copies.tom").scenarios
     assert histories_from_engine(db, scenario) == histories_from_reference(scenario)
+
+
+def ready_questions(scenario) -> list[ReadyQuery]:
+    """Every procedure of the scenario asked from the truth, each agent and a few deeper
+    chains, at the last step, halfway, and on every date an event names."""
+    steps = sorted({len(scenario.events), len(scenario.events) // 2})
+    dates = sorted({e.valid_from for e in scenario.events if getattr(e, "valid_from", None)})
+    chains = [(), *((a,) for a in scenario.agents),
+              *[c for c in scenario.chains() if len(c) > 1][:6]]
+    return [ReadyQuery("ask", procedure, chain, step, "", 0, on_date=on)
+            for procedure in scenario.procedures.values() for chain in chains
+            for step in steps for on in [None, *dates[:2]]]
+
+
+def readiness(answer: ReadyAnswer) -> tuple:
+    return (answer.verdict, answer.blockers, answer.unknown,
+            [s.to_json() for s in answer.steps])
+
+
+# Each example asks every procedure from a dozen perspectives at two steps, on both engines.
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(FILES)
+def test_engines_agree_on_readiness(db, file):
+    """Invariant 2 for procedures: the verdict, blockers, unknown steps and every step's
+    values, sources, authority and caveats are the same on both engines (the FalkorDB
+    answer is one Cypher read, read_ready.cypher; the reference computes it in Python)."""
+    _, scenario = checked(file)
+    engine = FalkorEngine.build(db, scenario)
+    reference = reference_engine(scenario)
+    try:
+        for query in ready_questions(scenario):
+            assert readiness(engine.ready(query)) == readiness(reference.ready(query)), query
+    finally:
+        engine.close()
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(FILES)
+def test_readiness_agrees_with_beliefs_read_one_by_one(db, file):
+    """On FalkorDB alone (a bug both engines shared would pass the differential test): each
+    step's values are what `believes` reads for its key, its status follows the step table
+    of docs/language.md, and the verdict is `ready` iff every step is satisfied, `blocked`
+    iff one holds another value."""
+    _, scenario = checked(file)
+    engine = FalkorEngine.build(db, scenario)
+    try:
+        for query in ready_questions(scenario):
+            answer = engine.ready(query)
+            satisfied, blocked = [], []
+            for requirement, step in zip(query.procedure.requires, answer.steps, strict=True):
+                held = engine.answer(QueryModel("ask", query.chain, requirement.key,
+                                                query.step, "", 0, on_date=query.on_date))
+                assert step.values == held.values
+                assert step.caveats == held.contested
+                satisfied.append(bool(held.values) and (
+                    requirement.value is None or requirement.value in held.values))
+                blocked.append(bool(held.values) and not satisfied[-1])
+                assert step.status == ("satisfied" if satisfied[-1] else
+                                       "blocked" if blocked[-1] else "unknown")
+            assert (answer.verdict == "ready") == all(satisfied)
+            assert (answer.verdict == "blocked") == any(blocked)
+    finally:
+        engine.close()

@@ -7,7 +7,8 @@ a chain names pairwise distinct agents and is no deeper than the policy, claims 
 a declared source or an agent, dates are real calendar dates, sets are expected only of
 keys a policy declares `many`, and handoffs and the analyses of two agents (handoff,
 common_ground, context_for) appear only under a policy of depth 2 or more, whose chain
-`S > R` they read. The nodes carry no spans: to run a generated file, format it
+`S > R` they read, and `ready` asks only of procedures declared above (in the scenario
+or its policy). The nodes carry no spans: to run a generated file, format it
 with `tomc.dsl.formatter.format_file` and parse the text.
 
 Events are drawn as a plain list, independently of one another, then replayed in order
@@ -78,7 +79,7 @@ def _subset(pool: list[ast.Name], max_size: int = 3) -> st.SearchStrategy[list[a
 @dataclass
 class World:
     """What a scenario may name: declared agents, rooms and sources, the keys its facts
-    use, the policy's depth and the keys the policy declares `many`."""
+    use, the policy's depth, the keys the policy declares `many` and its procedures."""
 
     agents: list[ast.Name]
     rooms: list[ast.Name]
@@ -88,6 +89,7 @@ class World:
     sources: list[ast.Name] = field(default_factory=list)
     depth: int = 2
     many: frozenset[str] = frozenset()
+    procedures: list[ast.Procedure] = field(default_factory=list)  # declared by the policy
 
 
 @st.composite
@@ -304,7 +306,32 @@ def _analysis_expects(draw, world: World) -> ast.ExpectAnalysis:
     return ast.ExpectAnalysis(analysis=analysis, part=part, keys=listed)
 
 
-def _queries(world: World) -> st.SearchStrategy[ast.Expect | ast.Ask]:
+def procedures(world: World) -> st.SearchStrategy[ast.Procedure]:
+    """`procedure NAME { requires KEY [= V] ... }`: 1-3 steps over the world's keys."""
+    steps = st.builds(ast.Requirement, key=keys(world), value=st.none() | values(world))
+    return st.builds(ast.Procedure, name=names, requires=st.lists(steps, min_size=1,
+                                                                    max_size=3))
+
+
+def _ready_queries(world: World, known: list[ast.Procedure]) -> st.SearchStrategy:
+    """`ask ready` and `expect ready` (verdict, blockers or unknown) of a known procedure,
+    from the truth or a chain, now, at a step or on a date."""
+    chains = st.lists(st.sampled_from(world.agents), max_size=min(world.depth, len(world.agents)),
+                      unique_by=_text)
+    ready = st.builds(ast.Ready, procedure=st.sampled_from([p.name for p in known]),
+                      chain=chains)
+    whens = st.none() | st.builds(ast.When, step=st.integers(0, 40)) | st.builds(
+        ast.When, date=_times)
+    verdicts = st.builds(ast.ExpectReady, ready=ready, part=st.just("verdict"),
+                         verdict=st.sampled_from(["ready", "blocked", "unknown"]), when=whens)
+    parts = st.builds(ast.ExpectReady, ready=ready,
+                      part=st.sampled_from(["blockers", "unknown"]),
+                      keys=st.lists(keys(world), max_size=3), when=whens)
+    return st.builds(ast.AskReady, ready=ready, when=whens) | verdicts | parts
+
+
+def _queries(world: World,
+             known: list[ast.Procedure] = ()) -> st.SearchStrategy[ast.Expect | ast.Ask]:
     whens = st.none() | st.builds(ast.When, step=st.integers(0, 40)) | st.builds(
         ast.When, date=_times)
     sources = st.lists(st.builds(_as_value, st.sampled_from(world.agents + world.sources),
@@ -316,18 +343,22 @@ def _queries(world: World) -> st.SearchStrategy[ast.Expect | ast.Ask]:
                         sources, whens)
     asks = st.builds(ast.Ask, subject=_subjects(world), when=whens)
     analyses = st.builds(ast.AskAnalysis, analysis=_analyses(world)) | _analysis_expects(world)
+    if known:
+        return expects | asks | analyses | _ready_queries(world, list(known))
     return expects | asks | analyses
 
 
 # ---------------------------------------------------------------- scenarios and files
 
 
-def _scenario(world: World, name: ast.Name, events: list, queries: list) -> ast.Scenario:
+def _scenario(world: World, declared: list[ast.Procedure], name: ast.Name, events: list,
+              queries: list) -> ast.Scenario:
     where: dict[ast.Name, ast.Name] = {}
     played = [e for e in (_replay(event, where) for event in events) if e is not None]
     asked = [_no_later_than(len(played), query) for query in queries]
     return ast.Scenario(name=name, statements=[ast.Agents(names=world.agents),
-                                               ast.Rooms(names=world.rooms), *played, *asked])
+                                               ast.Rooms(names=world.rooms), *declared,
+                                               *played, *asked])
 
 
 def _no_later_than(steps: int, query):
@@ -346,13 +377,17 @@ def _no_later_than(steps: int, query):
 
 def scenarios(world: World, max_events: int = 40,
               max_queries: int = 6) -> st.SearchStrategy[ast.Scenario]:
-    """A scenario over `world`: declarations, up to max_events events, then up to
-    max_queries expects and asks (`at step N` names a step that has happened)."""
+    """A scenario over `world`: declarations (0-2 procedures of its own, named apart from
+    the policy's), up to max_events events, then up to max_queries expects and asks (`at
+    step N` names a step that has happened)."""
     events = _events(world)  # a drawn length: lists alone average about five elements
-    return st.builds(partial(_scenario, world), names,
-                     st.integers(0, max_events).flatmap(
-                         lambda n: st.lists(events, min_size=n, max_size=n)),
-                     st.lists(_queries(world), max_size=max_queries))
+    taken = {p.name.text for p in world.procedures}
+    own = st.lists(procedures(world).filter(lambda p: p.name.text not in taken),
+                   max_size=2 if max_queries else 0, unique_by=lambda p: p.name.text)
+    return own.flatmap(lambda declared: st.builds(
+        partial(_scenario, world, declared), names,
+        st.integers(0, max_events).flatmap(lambda n: st.lists(events, min_size=n, max_size=n)),
+        st.lists(_queries(world, [*world.procedures, *declared]), max_size=max_queries)))
 
 
 def scenario_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:
@@ -402,7 +437,7 @@ def _sections(event_class: str) -> st.SearchStrategy[ast.Section]:
 @st.composite
 def policies(draw, world: World) -> ast.Policy:
     """A valid policy: depth 1-4 or unset, the world's sources, predicates over its keys,
-    and sections in any order, each event class at most once."""
+    sections in any order, each event class at most once, and 0-2 procedures."""
     classes = draw(st.lists(st.sampled_from(["observe", "enter", "tell", "announce", "claim"]),
                             unique=True))
     declared = draw(st.lists(keys(world), max_size=3, unique_by=_text))
@@ -416,6 +451,8 @@ def policies(draw, world: World) -> ast.Policy:
         predicates=[ast.PredicateDecl(key=key, cardinality=draw(st.sampled_from(["one", "many"])))
                     for key in declared],
         sections=[draw(_sections(event_class)) for event_class in classes],
+        procedures=draw(st.lists(procedures(world), max_size=2,
+                                 unique_by=lambda p: p.name.text)),
     )
 
 
@@ -425,7 +462,8 @@ def inline_policy_files(draw, max_events: int = 40) -> ast.File:
     world = draw(worlds(max_sources=2))
     policy = draw(policies(world))
     world = replace(world, depth=policy.depth or 2, many=frozenset(
-        p.key.text for p in policy.predicates if p.cardinality == "many"))
+        p.key.text for p in policy.predicates if p.cardinality == "many"),
+        procedures=policy.procedures)
     return ast.File(items=[policy, ast.UsePolicy(target=policy.name),
                            draw(scenarios(world, max_events))])
 

@@ -141,13 +141,16 @@ class TomExpectation(pytest.Item):
             raise TomError(self._failure())
 
     def _failure(self) -> str:
-        from tomc.cli.report import analysis_lines, provenance_lines
+        from tomc.cli.report import analysis_lines, provenance_lines, ready_lines
         from tomc.analysis.answer import AnalysisAnswer
+        from tomc.readiness import ReadyAnswer
 
         a = self.answer
         head = f"{self.path}:{self.query.line}: {self.query.text}"
         if isinstance(a, AnalysisAnswer):
             return "\n".join([head, *analysis_lines(a)[1:]])
+        if isinstance(a, ReadyAnswer):
+            return "\n".join([head, *ready_lines(a)[1:]])
         return "\n".join([head, f"      actual: {a.shown}", *provenance_lines(a)])
 
     def repr_failure(self, excinfo, style=None):

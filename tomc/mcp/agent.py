@@ -8,6 +8,7 @@ refused before anything is written; the supervisor's other tools are not offered
 
     my_beliefs(about=None)               -> {"agent", "chain", "step", "beliefs": [...]}
     what_do_i_think(chain, key)          -> the `believes` answer, chain starting with Maya
+    can_i_run(procedure, chain=None)     -> the `ready` answer, from Maya's beliefs
     who_is_misinformed()                 -> {"agent", "step", "misinformed": [...]}
     context_for(other)                   -> {"agent", "other", "text", "differences", ...}
     tell(listener, key, value) / say(key, value) -> {"memory", "step", "events": [...]}
@@ -23,7 +24,7 @@ from pydantic import Field
 
 from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import Agent, AtStep, Key, On, Value
+from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json, held_json
 
@@ -72,6 +73,17 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         the event it came from, its witnesses, sources and rule."""
         return guard(lambda: result(reader.believes(chain or me, key, at_step=at_step,
                                                     on=on).to_json()))
+
+    @tool(server, title=f"Can {me} run a procedure", annotations=READ)
+    def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(
+            description=f"A chain that starts with {me}: [\"{me}\", \"Billing\"] is whether "
+                        f"{me} thinks Billing would find it ready (omit for {me}'s own "
+                        "beliefs).", examples=[[me, "Billing"]])] = None,
+                  at_step: AtStep = None, on: On = None) -> CallToolResult:
+        """Whether every step of a procedure is satisfied by what I believe: `ready`,
+        `blocked` or `unknown`, each step with the value I hold, its sources and caveats."""
+        return guard(lambda: result(reader.ready(procedure, for_=chain or me,
+                                                 at_step=at_step, on=on).to_json()))
 
     @tool(server, title="Who I think is misinformed", annotations=READ)
     def who_is_misinformed() -> CallToolResult:

@@ -29,3 +29,6 @@ AtStep = Annotated[Optional[int], Field(
 On = Annotated[Optional[str], Field(
     description="Valid time: the value valid in the world on this date (omit for now).",
     examples=["2026-03-01"])]
+Procedure = Annotated[str, Field(
+    description="A procedure declared in the memory's policy (`procedure NAME { requires "
+                "KEY = VALUE ... }`).", examples=["deploy"])]

@@ -6,6 +6,7 @@ text. Each answers with the fields `tomc run --json` gives (tomc/mcp/results.py)
     believes(chain=["Maya", "Billing"], key="refund.status")
         -> {"chain", "key", "value", "provenance": [...], ...}
     false_beliefs(depth=1) -> {"depth", "step", "false_beliefs": [...]}
+    ready(procedure="deploy", chain="Planner") -> {"verdict", "blockers", "unknown", "steps"}
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pydantic import Field
 
 from tomc.api import Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import Agent, Agents, AtStep, Chain, Key, On, Room, Value
+from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
+                                Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json
 
@@ -114,6 +116,17 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         key, with provenance: the event it came from, witnesses, sources, the rule."""
         return guard(lambda: result(memory.believes(chain, key, at_step=at_step,
                                                     on=on).to_json()))
+
+    @tool(server, title="Can a procedure run", annotations=READ)
+    def ready(procedure: Procedure, chain: Annotated[Optional[Chain], Field(
+            description="Whose beliefs to read the steps from: an agent or a chain (omit "
+                        "for the truth).", examples=["Planner", ["Scout", "Planner"]])] = None,
+              at_step: AtStep = None, on: On = None) -> CallToolResult:
+        """Whether every step of a procedure is satisfied: `ready`, `blocked` (some step
+        holds another value) or `unknown`; each step with the value held, its sources,
+        authority and caveats (contested rivals)."""
+        return guard(lambda: result(memory.ready(procedure, for_=chain, at_step=at_step,
+                                                 on=on).to_json()))
 
     @tool(server, title="Who is out of date", annotations=READ)
     def false_beliefs(depth: Annotated[int, Field(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from tomc.analysis.answer import AnalysisAnswer
+from tomc.readiness import ReadyAnswer
 from tomc.analysis.view import shown
 from tomc.beliefs import Chain, EventInfo, Held
 from tomc.dsl import ast
@@ -267,6 +268,11 @@ def _answer_diff(x: AnyAnswer, y: AnyAnswer, a: Outcome, b: Outcome) -> Optional
             return None
         return AnswerDiff(x.query.line, x.query.text, _analysis_shown(x, y),
                           _analysis_shown(y, x), json_a=jx, json_b=jy)
+    if isinstance(x, ReadyAnswer):
+        if (jx["steps"], x.verdict, x.passed) == (jy["steps"], y.verdict, y.passed):
+            return None
+        return AnswerDiff(x.query.line, x.query.text, _belief_shown(x), _belief_shown(y),
+                          json_a=jx, json_b=jy)
     if (x.values, x.contested, x.support, x.passed) == (y.values, y.contested, y.support,
                                                           y.passed):
         return None
@@ -275,8 +281,11 @@ def _answer_diff(x: AnyAnswer, y: AnyAnswer, a: Outcome, b: Outcome) -> Optional
 
 
 def _belief_shown(answer) -> str:
+    """PASS/FAIL and the answer; a belief with its contested rivals (a readiness answer
+    shows its caveats in its steps)."""
     verdict = {True: "PASS ", False: "FAIL "}.get(answer.passed, "")
-    extra = f" (contested by {', '.join(answer.contested)})" if answer.contested else ""
+    contested = getattr(answer, "contested", None)
+    extra = f" (contested by {', '.join(contested)})" if contested else ""
     return f"{verdict}{answer.shown}{extra}"
 
 

@@ -22,6 +22,7 @@ from typing import Optional
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from tomc.analysis.answer import AnalysisAnswer
+from tomc.readiness import ReadyAnswer
 from tomc.analysis.explain import explain
 from tomc.analysis.false_beliefs import false_beliefs
 from tomc.analysis.view import chain_text, shown
@@ -133,7 +134,7 @@ def _answer(run: ScenarioRun, answer) -> dict:
     out = {"kind": q.kind, "line": q.line, "text": q.text, "passed": answer.passed,
            "value": answer.shown, "provenance": [], "contested": [], "paths": [],
            "lines": []}
-    if isinstance(answer, AnalysisAnswer):
+    if isinstance(answer, (AnalysisAnswer, ReadyAnswer)):
         out["lines"] = answer.lines()
         if q.kind == "expect":
             out["value"] = answer.shown

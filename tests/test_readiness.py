@@ -158,3 +158,14 @@ def test_an_agent_asks_readiness_only_from_its_own_chains(db, tmp_path):
                     refused()
     finally:
         memory.drop(db, name)
+
+
+def test_a_handoff_receipt_tells_which_procedures_it_unblocks(db):
+    for engine in ("falkordb", "reference"):
+        with Session.open(RELEASE, engine=engine, db=db) as session:
+            receipt = session.handoff("Scout", "Planner")
+            assert [i.key for i in receipt.included] == ["qa_signoff.status"]
+            assert receipt.to_json()["readiness"] == [{
+                "procedure": "deploy", "keys": ["qa_signoff.status"], "sender": "ready",
+                "receiver_now": "blocked", "receiver_after": "ready"}]
+            assert session.handoff("Planner", "Scout").readiness == ()  # sends nothing

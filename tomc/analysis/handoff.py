@@ -8,7 +8,11 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
   (a value S held before and replaced), `contested` (a rival claim S recorded against what
   it holds), `private` (what S learnt in a private tell: kind `tell`; its value and source
   are not shown, and neither are rivals that came in a private tell);
-- **caveats**: for each included value, the rival claims against it.
+- **caveats**: for each included value, the rival claims against it;
+- **readiness**: for each procedure of the scenario (its policy's and its own) with a step
+  on an included key, the verdict (docs/language.md, "Procedures and readiness") from S's
+  beliefs, from `S > R` now, and from `S > R` once it takes the included facts in (a `one`
+  key takes the value sent, a `many` key adds it).
 
 The message is the included facts, one `KEY = VALUE` line each, plus a line per caveat.
 Its size is compared with the full event transcript (every event's text up to the step) by
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tomc.analysis.view import BeliefView, Held, Rival
+from tomc.readiness import step_status, verdict_of
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -70,6 +75,24 @@ class Caveat:
     rival: Rival
 
 
+@dataclass(frozen=True)
+class Readiness:
+    """A procedure the handoff touches (`keys`: its steps' keys among the included facts):
+    its verdict from the sender's beliefs, from the sender's model of the receiver now, and
+    from that model after the handoff."""
+
+    procedure: str
+    keys: tuple[str, ...]
+    sender: str
+    receiver_now: str
+    receiver_after: str
+
+    def to_json(self) -> dict:
+        """{procedure, keys, sender, receiver_now, receiver_after}."""
+        return {"procedure": self.procedure, "keys": list(self.keys), "sender": self.sender,
+                "receiver_now": self.receiver_now, "receiver_after": self.receiver_after}
+
+
 @dataclass
 class HandoffReceipt:
     """What `sender` hands `receiver` as of `step`, and what it leaves out and why."""
@@ -83,6 +106,7 @@ class HandoffReceipt:
     message: str
     tokens: int
     transcript_tokens: int
+    readiness: tuple[Readiness, ...] = ()
 
     def items(self, part: Optional[str]) -> list[str]:
         """includes / caveats: keys; excludes: `KEY: REASON`."""
@@ -108,10 +132,14 @@ class HandoffReceipt:
             out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
         out.append(f"size: {self.tokens} tokens, against {self.transcript_tokens} for the "
                    f"full transcript (words and punctuation marks)")
+        out += [f"readiness: {r.procedure} ({', '.join(r.keys)}): {self.sender} "
+                f"{r.sender}; {self.sender} > {self.receiver} {r.receiver_now} now, "
+                f"{r.receiver_after} after the handoff" for r in self.readiness]
         return out
 
     def to_json(self) -> dict:
-        """{sender, receiver, step, included, excluded, caveats, message, tokens}."""
+        """{sender, receiver, step, included, excluded, caveats, message, tokens,
+        readiness}."""
         return {
             "sender": self.sender, "receiver": self.receiver, "step": self.step,
             "included": [{"key": i.key, "value": i.value, "sources": list(i.sources),
@@ -124,6 +152,7 @@ class HandoffReceipt:
             "message": self.message,
             "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
                        "tokenizer": "words and punctuation marks (approximation)"},
+            "readiness": [r.to_json() for r in self.readiness],
         }
 
 
@@ -173,4 +202,34 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                            f"({c.rival.source or 'observed'})" for c in caveats])
     transcript = "\n".join(e.text for e in view.events())
     return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
-                          estimate_tokens(message), estimate_tokens(transcript))
+                          estimate_tokens(message), estimate_tokens(transcript),
+                          _readiness(view, sender, receiver, included))
+
+
+def _readiness(view: BeliefView, sender: str, receiver: str,
+               included: list[Included]) -> tuple[Readiness, ...]:
+    """The procedures with a step on an included key, each with three verdicts (sender,
+    receiver's model now, and after taking the included facts in)."""
+    sent: dict[str, list[str]] = {}
+    for fact in included:
+        sent.setdefault(fact.key, []).append(fact.value)
+    procedures = [p for p in view.scenario.procedures.values()
+                  if any(r.key in sent for r in p.requires)]
+    if not procedures:
+        return ()
+    mine, model = ({}, {})
+    for chain, into in (((sender,), mine), ((sender, receiver), model)):
+        for h in view.held([chain]):
+            into.setdefault(h.key, []).append(h.value)
+    after = dict(model)
+    for key, values in sent.items():
+        many = view.scenario.policy.is_many(key)
+        after[key] = sorted({*model.get(key, ()), *values}) if many else values
+
+    def verdict(held: dict[str, list[str]], requires) -> str:
+        return verdict_of([step_status(r, held.get(r.key, ())) for r in requires])
+
+    return tuple(Readiness(p.name, tuple(dict.fromkeys(r.key for r in p.requires
+                                                       if r.key in sent)),
+                           verdict(mine, p.requires), verdict(model, p.requires),
+                           verdict(after, p.requires)) for p in procedures)

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from tomc.api import AccessDenied, Session, TomError
 from tomc.cli.main import app
 from tomc.engine import memory
+from tomc.dsl.parser import parse
+from tomc.lsp.symbols import Symbols
 from tomc.readiness import ReadyAnswer
 
 from helpers import run_both
@@ -169,3 +171,25 @@ def test_a_handoff_receipt_tells_which_procedures_it_unblocks(db):
                 "procedure": "deploy", "keys": ["qa_signoff.status"], "sender": "ready",
                 "receiver_now": "blocked", "receiver_after": "ready"}]
             assert session.handoff("Planner", "Scout").readiness == ()  # sends nothing
+
+
+def test_the_language_server_finds_a_procedure_from_ready():
+    text = POLICY + """scenario s {
+  agents A
+  procedure local {
+    requires k
+  }
+  ask ready local
+  ask ready deploy for A
+}
+"""
+    symbols = Symbols(parse(text), text, "s.tom")
+    lines = text.split("\n")
+    for name in ("local", "deploy"):
+        line = next(i for i, t in enumerate(lines, 1) if t.strip().startswith(f"ask ready {name}"))
+        target = symbols.at(line, lines[line - 1].index(name) + 1)
+        decl = symbols.definition(target)
+        assert (decl.kind, decl.name) == ("procedure", name)
+        assert decl.statement == f"procedure {name} {{"
+    assert "steps on qa.signoff, release.needs, freeze.date" in symbols.hover(
+        symbols.at(line, lines[line - 1].index("deploy") + 1))

@@ -22,9 +22,10 @@ from tomc.rules import shipped_policy_path
 
 @dataclass(frozen=True)
 class Decl:
-    """A declared name: `kind` is agent, room, source, policy or key (a `predicate` line);
-    `span` is the declared name's; `statement` the declaring line's text; `detail` what
-    hover adds (a source's authority, a key's cardinality)."""
+    """A declared name: `kind` is agent, room, source, policy, procedure or key (a
+    `predicate` line); `span` is the declared name's; `statement` the declaring line's text;
+    `detail` what hover adds (a source's authority, a key's cardinality, a procedure's
+    keys)."""
 
     kind: str
     name: str
@@ -65,6 +66,16 @@ def _nodes(node) -> Iterator[ast.Node]:
             yield from _nodes(item)
 
 
+def _procedure(procedure: ast.Procedure, lines: list[str], scenario: Optional[str],
+               path: Optional[str]) -> Decl:
+    """A procedure's declaration; hover lists its steps' keys."""
+    line = procedure.span.line if procedure.span else 0
+    statement = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    keys = ", ".join(dict.fromkeys(r.key.text for r in procedure.requires))
+    return Decl("procedure", procedure.name.text, procedure.name.span, statement, scenario,
+                detail=f"steps on {keys}", path=path)
+
+
 class Symbols:
     """The declarations of one parsed document (and of the policy it uses)."""
 
@@ -90,6 +101,8 @@ class Symbols:
                     self.decls.append(Decl(kind, name.text, name.span,
                                            self._line(stmt.span, self.lines),
                                            scenario.name.text))
+            elif isinstance(stmt, ast.Procedure):
+                self.decls.append(_procedure(stmt, self.lines, scenario.name.text, None))
 
     def _policy(self, policy: ast.Policy, path: Optional[str], lines: list[str]) -> None:
         self.decls.append(Decl("policy", policy.name.text, policy.name.span,
@@ -98,6 +111,8 @@ class Symbols:
             self.decls.append(Decl("source", source.name.text, source.name.span,
                                    self._line(source.span, lines),
                                    detail=f"authority {source.authority}", path=path))
+        for procedure in policy.procedures:
+            self.decls.append(_procedure(procedure, lines, None, path))
         for predicate in policy.predicates:
             self.decls.append(Decl("key", predicate.key.text, predicate.key.span,
                                    self._line(predicate.span, lines),
@@ -140,7 +155,8 @@ class Symbols:
 
     def definition(self, target: Target) -> Optional[Decl]:
         """The declaration `target` refers to: in its own scenario first."""
-        kinds = ("key",) if target.kind == "key" else ("agent", "room", "source", "policy")
+        kinds = ("key",) if target.kind == "key" else ("agent", "room", "source", "policy",
+                                                        "procedure")
         matches = [d for d in self.decls if d.kind in kinds and d.name == target.text]
         own = [d for d in matches if d.scenario in (None, target.scenario)]
         ordered = [d for d in own if d.scenario] + [d for d in own if not d.scenario] + matches

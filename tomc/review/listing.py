@@ -40,7 +40,7 @@ LEGEND = {"S": "the speaker", "L": "a listener", "B": "a listener who trusts the
 @dataclass
 class Entry:
     """One thing a policy decides. `kind`: depth, limits, trust, ties, reveal, authority,
-    cardinality or routing; `text` as written; `file`/`line` where (the shipped default's file when
+    cardinality, procedure or routing; `text` as written; `file`/`line` where (the shipped default's file when
     `inherited`); `section` the event class of a routing rule; `templates` and `cypher` the
     template lines that read its decision; `parameter` what it sets; `chains` the role
     shapes it can touch; `touched` the concrete chains it named in the given scenarios."""
@@ -153,6 +153,16 @@ def list_policy(policy: ast.Policy, file: str,
             parameter=f"$facts[].many = {str(predicate.cardinality == 'many').lower()} "
                       f"where key = {predicate.key.text!r}",
             chains=["every chain the event routes to"]))
+    for procedure in policy.procedures:
+        src, line, text = where(procedure.span, None, False)
+        steps = "; ".join(r.text for r in model.procedures[procedure.name.text].requires)
+        entries.append(Entry(
+            "procedure", text, src, line, templates=["ready_steps.cypher"],
+            cypher=_excerpt("read_ready.cypher", ("THEN 'unknown'", "$requires[i].value IS",
+                                                  "THEN 'satisfied'", "ELSE 'blocked'",
+                                                  "s.status = ", "ELSE 'ready'")),
+            parameter=f"$requires for `ready {procedure.name.text}`: {steps}",
+            chains=["the truth, or the chain asked about (read only)"]))
     written = {s.event_class for s in policy.sections}
     touched = _touched(scenarios) if scenarios is not None else None
     for event_class in ("observe", "tell", "announce", "claim"):

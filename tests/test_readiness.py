@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from tomc.api import AccessDenied, Session, TomError
 from tomc.cli.main import app
-from tomc.engine import memory
 from tomc.dsl.parser import parse
+from tomc.engine import memory
 from tomc.lsp.symbols import Symbols
 from tomc.readiness import ReadyAnswer
 

@@ -17,7 +17,10 @@ timings of the same minutes on a shared, noisy machine. Sections:
 - **scale**: on a fresh server, scenarios of 1 world + 5 minds with eight events each
   (`Session.open` of a file), until `graphs` graphs: used_memory per graph, and the p50 of
   a live event at the largest count over that at the smallest (each normalised by its own
-  bare write round trip).
+  bare write round trip);
+- **folder**: a folder of small scenario files run as `tomc test DIR` runs them (checked,
+  run, answered, graphs dropped): the server's used memory after the first tenth and after
+  all, so bounded memory shows as a growth near zero.
 
 Writes `bench.json` (every required key is a number) and `bench.md` (the table) into
 `--out` (default eval/results). Exit 0 when it ran (goals met or not: bench.md says), 3
@@ -43,6 +46,8 @@ from eval.workload import (agent_names, broadcasts, depth_policy, mixed_events,
                            scale_scenario, setup_statements)
 from tomc.api import Session
 from tomc.compiler.plan import graph_names
+from tomc.dsl.checker import check_file
+from tomc.runner import run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -56,7 +61,7 @@ KB = 1024
 class Size:
     """How much each section does: events, broadcasts per memory, nested reads, Hi-ToM
     stories (None: all 120), scale scenarios and the scenario count of the first scale
-    probe, events per scale probe."""
+    probe, events per scale probe, scenario files in the folder run."""
 
     events: int
     broadcasts: int
@@ -65,14 +70,15 @@ class Size:
     scenarios: int
     first_probe: int
     probe_events: int
+    folder: int
 
 
 FULL = Size(events=600, broadcasts=30, reads=300, hitom_stories=None, scenarios=1667,
-            first_probe=167, probe_events=120)
+            first_probe=167, probe_events=120, folder=1000)
 QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=100,
-             first_probe=17, probe_events=60)
+             first_probe=17, probe_events=60, folder=200)
 SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
-             probe_events=12)
+             probe_events=12, folder=10)
 
 # Goals of issue 11 (ratios to a bare round trip of the same run) and the peer's figures.
 GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
@@ -211,6 +217,35 @@ def _scale_probe(db: Database, agents: list[str], count: int, label: str) -> dic
             "over_roundtrip": timed.p(50) / baseline.writes.p(50)}
 
 
+def measure_folder(folder: Path, count: int, progress) -> dict:
+    """On a fresh server: `count` scenario files run as `tomc test DIR` runs them
+    (tomc/cli/common.py: checked, run, answered, graphs dropped); used memory after the
+    first tenth and after all."""
+    files = folder / "folder"
+    files.mkdir()
+    agents = agent_names(5)
+    for n in range(count):
+        (files / f"s{n:04d}.tom").write_text(scale_scenario(f"folder{n}", agents),
+                                             encoding="utf-8")
+    tenth = max(1, count // 10)
+    with connect(None, folder / "folder-data") as db:
+        before = _used_memory(db)
+        started = time.perf_counter()
+        for n, path in enumerate(sorted(files.glob("*.tom")), 1):
+            for scenario in check_file(path).scenarios:
+                run_scenario(scenario, "falkordb", db, keep=False)
+            if n == tenth:
+                first = _used_memory(db) - before
+            if progress and n % 200 == 0:
+                print(f"eval.bench: folder {n}/{count} scenarios "
+                      f"({time.perf_counter() - started:.0f} s)", file=progress)
+        last = _used_memory(db) - before
+        graphs = len(db.graph_names())
+    return {"scenarios": count, "used_bytes_after_tenth": first, "used_bytes_after_all": last,
+            "growth_bytes": last - first, "graphs_left": graphs,
+            "seconds": time.perf_counter() - started}
+
+
 def _used_memory(db: Database) -> int:
     return int(db.redis.info("memory")["used_memory"])
 
@@ -234,6 +269,8 @@ def run(size: Size, progress=None) -> dict:
             found_hitom = measure_hitom(db, size.hitom_stories)
         _say(progress, "scale")
         scale = measure_scale(folder, size, progress)
+        _say(progress, "folder")
+        run_folder = measure_folder(folder, size.folder, progress)
     nested = max(events["nested_read_depth2_over_roundtrip"], b12["nested_read_over_roundtrip"])
     document = {
         "write_roundtrip_p50_ms": events["write_roundtrip_p50_ms"],
@@ -257,8 +294,11 @@ def run(size: Size, progress=None) -> dict:
         "scale_p50_largest_over_smallest": scale["p50_largest_over_smallest"],
         "hitom_engine_over_reference": found_hitom["engine_over_reference"],
         "hitom_agreement": found_hitom["agree"] / found_hitom["records"],
+        "folder_scenarios": run_folder["scenarios"],
+        "folder_used_growth_bytes": run_folder["growth_bytes"],
         "sections": {"events": events, "broadcast_16x3": b16, "broadcast_32x2": b32,
-                     "broadcast_12x3": b12, "hitom": found_hitom, "scale": scale},
+                     "broadcast_12x3": b12, "hitom": found_hitom, "scale": scale,
+                     "folder": run_folder},
         "machine": {"python": platform.python_version(), "system": platform.system(),
                     "cpus": os.cpu_count(), "server": "embedded FalkorDB, unix socket"},
         "seconds": time.perf_counter() - started,
@@ -318,6 +358,11 @@ def render_markdown(document: dict, mode: str) -> str:
         ("Hi-ToM: FalkorDB engine time / reference interpreter time",
          f"{d['hitom_engine_over_reference']:.1f}x",
          *_goal(d, "hitom_engine_over_reference", "x")),
+        (f"a folder of {d['folder_scenarios']:,} scenarios (`tomc test DIR`): server memory "
+         "growth from the first tenth to the end",
+         f"{d['folder_used_growth_bytes'] / KB:,.0f} KB",
+         "bounded: " + ("met" if d["sections"]["folder"]["graphs_left"] == 0 else
+                        "**not met**"), ""),
     ]
     scale, hi = d["sections"]["scale"], d["sections"]["hitom"]
     lines = [
@@ -350,7 +395,13 @@ def render_markdown(document: dict, mode: str) -> str:
         f"ratios (raw milliseconds: {scale['raw_p50_largest_over_smallest']:.2f}x).",
         f"- **Hi-ToM**: `eval.hitom` on {hi['stories']} stories: FalkorDB "
         f"{hi['engine_seconds']:.1f} s, reference {hi['reference_seconds']:.2f} s; engine = "
-        f"reference on {hi['agree']}/{hi['records']} records.", "",
+        f"reference on {hi['agree']}/{hi['records']} records.",
+        f"- **folder**: {d['folder_scenarios']:,} scenario files (the scale scenario) run as "
+        "`tomc test DIR` runs them, on a fresh server: each checked, run, answered and its "
+        "graphs dropped (`--keep-graphs` keeps them); used_memory "
+        f"{d['sections']['folder']['used_bytes_after_tenth'] / KB:,.0f} KB above the "
+        f"start after the first tenth, {d['sections']['folder']['used_bytes_after_all'] / KB:,.0f}"
+        f" KB after all ({d['sections']['folder']['graphs_left']} graphs left).", "",
         "## Reading the ratios", "",
         "A bare write is a `GRAPH.QUERY` outside MULTI: FalkorDB hands it to a worker "
         "thread and back, so a busy machine stretches it more than an event, whose "

@@ -30,5 +30,6 @@ def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
         assert figures[key] >= 0, key
     assert figures["graphs"] > 0 and figures["round_trips_per_event"] >= 1
     assert figures["hitom_agreement"] == 1.0  # engine = reference on every record it ran
+    assert figures["sections"]["folder"]["graphs_left"] == 0  # a folder run keeps nothing
     table = (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert "| event p50 / write round trip |" in table

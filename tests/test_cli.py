@@ -161,3 +161,34 @@ def test_junit_to_an_unwritable_path_is_bad_input(tmp_path):
                   "--junit", tmp_path)
     assert result.exit_code == 2
     assert "cannot write the JUnit report" in result.output
+
+
+def _folder(tmp_path, count: int):
+    """`count` small scenarios, each in its own file, named folderN."""
+    for i in range(count):
+        (tmp_path / f"f{i}.tom").write_text(
+            f"scenario folder{i} {{\n  agents A, B\n  rooms r\n  A, B enter r\n"
+            f"  A says k.status = v{i}\n  expect B believes k.status = v{i}\n}}\n")
+    return tmp_path
+
+
+def _graphs_of_folder(db) -> list[str]:
+    return [g for g in db.graph_names() if g.startswith("tom:folder")]
+
+
+def test_a_folder_run_drops_each_scenarios_graphs_once_answered(db, db_args, tmp_path):
+    # Bounded server memory for a folder of any size (issue 11): nothing is left behind.
+    result = tomc("test", _folder(tmp_path, 12), *db_args)
+    assert result.exit_code == 0, result.output
+    assert "12 passed, 0 failed" in result.output
+    assert _graphs_of_folder(db) == []
+    assert not db.redis.keys("tom:folder*")
+
+
+def test_keep_graphs_leaves_them_for_inspection(db, db_args, tmp_path):
+    result = tomc("run", _folder(tmp_path, 2), "--keep-graphs", *db_args)
+    assert result.exit_code == 0, result.output
+    assert sorted(_graphs_of_folder(db)) == [
+        "tom:folder0:mind:A", "tom:folder0:mind:B", "tom:folder0:world",
+        "tom:folder1:mind:A", "tom:folder1:mind:B", "tom:folder1:world"]
+    db.redis.delete(*_graphs_of_folder(db), *db.redis.keys("tom:folder*"))

@@ -117,7 +117,7 @@ class TomScenario(pytest.Collector):
             engine = self.config.getoption("tom_engine")
             try:
                 db = _database(self.config) if engine == "falkordb" else None
-                self._run = run_scenario(self.scenario, engine, db)
+                self._run = run_scenario(self.scenario, engine, db, keep=False)
             except DatabaseUnavailable as err:
                 where = f"{self.scenario.path}:{err.origin[0]}: " if err.origin else ""
                 self._error = f"{where}database unavailable: {err}"

@@ -45,7 +45,11 @@ class ScenarioRun:
     view_at: Optional[Callable[[int], BeliefView]] = None
 
     def view(self, step: int) -> BeliefView:
-        """The belief view (tomc/analysis/view.py) of the run as of `step` (0..events)."""
+        """The belief view (tomc/analysis/view.py) of the run as of `step` (0..events).
+        A run whose graphs were dropped (`keep=False`) has none: ValueError."""
+        if self.view_at is None:
+            raise ValueError(f"scenario {self.scenario.name}: its graphs were dropped after "
+                             "the answers (run it with keep=True to read its views)")
         return self.view_at(step)
 
     @property
@@ -55,11 +59,13 @@ class ScenarioRun:
 
 
 def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
-                 db: Optional[Database] = None) -> ScenarioRun:
+                 db: Optional[Database] = None, keep: bool = True) -> ScenarioRun:
     """Execute one scenario and answer its queries.
 
-    On `falkordb`, `db` is required; the scenario's graphs are replaced. Raises
-    DatabaseUnavailable if the database goes away.
+    On `falkordb`, `db` is required; the scenario's graphs are replaced, and with
+    `keep=False` dropped once the answers are read (the run then has no views): a folder of
+    any size runs in bounded server memory. Raises DatabaseUnavailable if the database goes
+    away.
     """
     answers = _Answers(scenario)
     checkpoints = {q.step for q in scenario.queries if _needs_state(q)}
@@ -76,6 +82,9 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
             answers.at_step(step, lambda: live.view(step))))
         stats = held.stats
     answers.after(held.view, held.answer, held.ready)
+    if not keep and engine != "reference":
+        held.drop()
+        return ScenarioRun(scenario, answers.in_order(), stats)
     return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
 
 

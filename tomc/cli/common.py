@@ -29,6 +29,10 @@ DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+KEEP_OPTION = typer.Option(False, "--keep-graphs",
+                           help="Leave each scenario's graphs (tom:NAME:...) on the server after "
+                                "its answers. Default: dropped once answered, so a folder of "
+                                "any size runs in bounded server memory.")
 
 
 class EngineChoice(str, Enum):
@@ -122,11 +126,13 @@ def expand(paths: list[Path]) -> list[Path]:
 
 def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: Optional[str],
               data: Optional[Path], output: Optional[str] = None,
-              select: Optional[Callable[[ScenarioModel], bool]] = None) -> list[ScenarioRun]:
+              select: Optional[Callable[[ScenarioModel], bool]] = None,
+              keep: bool = False) -> list[ScenarioRun]:
     """Check every file, then run every scenario (those `select` keeps) on `engine`; exits 2
     on bad input (with the diagnostics, as JSON or in `output`'s format when asked) and 3
     when FalkorDB is unavailable (at the .tom line of the statement that failed, if one
-    did). On a terminal, a run over a second shows a progress bar."""
+    did). Each scenario's graphs are dropped once it is answered unless `keep`. On a
+    terminal, a run over a second shows a progress bar."""
     output = "json" if json_output else (output or "text")
     results = check_all(expand(files), quiet_json=output != "text")
     if not all(r.ok for r in results):
@@ -138,14 +144,17 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
     scenarios = [s for r in results for s in r.scenarios]
     _distinct_names(scenarios)
     scenarios = [s for s in scenarios if select is None or select(s)]
-    return run_models(scenarios, engine, url, data, output, {r.path: r.source for r in results})
+    return run_models(scenarios, engine, url, data, output, {r.path: r.source for r in results},
+                      keep)
 
 
 def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Optional[str],
                data: Optional[Path], output: str = "text",
-               sources: Optional[dict[str, str]] = None) -> list[ScenarioRun]:
+               sources: Optional[dict[str, str]] = None,
+               keep: bool = False) -> list[ScenarioRun]:
     """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
-    line of the statement that failed (`sources` maps a path to its text, to show it)."""
+    line of the statement that failed (`sources` maps a path to its text, to show it).
+    Each scenario's graphs are dropped once it is answered unless `keep` (runner.py)."""
     runs = []
     with contextlib.ExitStack() as stack:
         conn = None
@@ -154,7 +163,7 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
         progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
         for scenario in scenarios:
             try:
-                runs.append(run_scenario(scenario, engine.value, conn))
+                runs.append(run_scenario(scenario, engine.value, conn, keep))
             except DatabaseUnavailable as err:
                 fail(runtime_error(err, scenario, (sources or {}).get(scenario.path)),
                      EXIT_NO_DATABASE, output == "json")

@@ -19,6 +19,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Sequence
 
+import redis
+
 from tomc.analysis.handoff import facts_to_send
 from tomc.answers import Answer
 from tomc.compiler.lower import Compiler
@@ -123,6 +125,16 @@ class FalkorEngine:
         engine.revision = len(events)
         engine.stats.total_seconds = time.perf_counter() - started
         return engine
+
+    def drop(self) -> None:
+        """Delete the scenario's graphs and its revision key (a run whose answers are read
+        and whose graphs nobody will look at: `tomc run`, `tomc test`). Raises
+        DatabaseUnavailable."""
+        try:
+            self.db.redis.delete(self.graphs.world, *self.graphs.minds.values(),
+                                 self.graphs.revision_key)
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
 
     def _flush(self, pending: list[Statement]) -> None:
         self.executor.execute(self.graphs, pending)

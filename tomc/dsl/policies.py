@@ -160,6 +160,36 @@ def _default_policy() -> ast.Policy:
     return _only_policy(file)
 
 
+@lru_cache(maxsize=64)
+def _policy_file(target: str, file_path: str, mtime_ns: int,
+                 size: int) -> tuple[Optional[ast.Policy], tuple[Diagnostic, ...]]:
+    """The policy file `use policy "target"` names, parsed and checked once per version
+    (its path, modification time and size): a folder of scenarios that share one reads it
+    once. E104 diagnostics are about the `use` line, whose span the caller fills in."""
+    nowhere = ast.Span(line=1, column=1, end_line=1, end_column=1)
+    try:
+        source = read_source(Path(file_path))
+    except DiagnosticError as err:
+        return None, (Diagnostic("E104", f"cannot read policy file `{target}`", nowhere,
+                                 file_path, hint=f"{file_path}: {err.diagnostics[0].message}"),)
+    try:
+        file = parse(source, file_path)
+    except DiagnosticError as err:
+        return None, tuple(replace(d, source=source) for d in err.diagnostics)
+    policies = [i for i in file.items if isinstance(i, ast.Policy)]
+    if len(policies) != 1:
+        return None, (Diagnostic("E104", f"`{target}` must define exactly one policy",
+                                 nowhere, file_path),)
+    problems = tuple(replace(d, source=source) for d in check_policy(policies[0], file_path))
+    return (None if problems else policies[0]), problems
+
+
+@lru_cache(maxsize=None)
+def _shipped_policy(name: str) -> ast.Policy:
+    file, _ = parse_file(shipped_policy_path(name))
+    return _only_policy(file)
+
+
 def _only_policy(file: ast.File) -> ast.Policy:
     return next(item for item in file.items if isinstance(item, ast.Policy))
 
@@ -208,23 +238,16 @@ def load_policy(use: Optional[ast.UsePolicy], inline: dict[str, ast.Policy],
     if use.target.quoted and (target.endswith(".tom") or "/" in target):
         file_path = (base / target)
         try:
-            source = read_source(file_path)
-        except DiagnosticError as err:
+            stat = file_path.stat()
+        except OSError as err:
             return None, [Diagnostic("E104", f"cannot read policy file `{target}`", use.span,
-                                     path, hint=f"{file_path}: {err.diagnostics[0].message}")]
-        try:
-            file = parse(source, str(file_path))
-        except DiagnosticError as err:
-            return None, [replace(d, source=source) for d in err.diagnostics]
-        policies = [i for i in file.items if isinstance(i, ast.Policy)]
-        if len(policies) != 1:
-            return None, [Diagnostic("E104", f"`{target}` must define exactly one policy",
-                                     use.span, path)]
-        problems = [replace(d, source=source) for d in check_policy(policies[0], str(file_path))]
-        return (None if problems else policies[0]), problems
+                                     path, hint=f"{file_path}: {err.strerror}")]
+        policy, problems = _policy_file(target, str(file_path), stat.st_mtime_ns, stat.st_size)
+        if problems and problems[0].code == "E104":  # about the `use` line, not the file
+            problems = [replace(d, span=use.span, path=path) for d in problems]
+        return policy, list(problems)
     if target in shipped_names():
-        file, _ = parse_file(shipped_policy_path(target))
-        return _only_policy(file), []
+        return _shipped_policy(target), []
     hint = did_you_mean(target, [*shipped_names(), *inline])
     return None, [Diagnostic("E104", f"unknown policy `{target}`", use.target.span, path,
                              hint=hint or 'name a shipped policy or a file: "path/x.tom"')]

@@ -14,7 +14,7 @@ the scenario; an engine then makes them happen and answers questions:
 - `close()`: release what the engine holds (the graphs stay stored).
 
 An engine whose storage other writers share (FalkorDB) counts committed changes in
-`revision`, refuses to write over a newer state (`Behind`: tomc/engine/falkordb.py), and
+`revision`, refuses to write over a newer state (`Behind`), and
 catches up with `changes_since`, `follow` and `reload` (tomc/engine/live.py).
 """
 
@@ -29,6 +29,15 @@ from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.readiness import ReadyAnswer
 
 EngineName = Literal["falkordb", "reference"]
+
+
+class Behind(Exception):
+    """Another writer committed to the scenario since this engine's state: nothing was
+    written. `revision` is the scenario's revision now."""
+
+    def __init__(self, revision: int):
+        super().__init__(f"the scenario is at revision {revision}")
+        self.revision = revision
 
 
 class Engine(Protocol):

@@ -9,7 +9,7 @@ to write:
   in at the end, statements pipelined (one round trip for many events);
 - `apply` / `declare`: one change at a time on live graphs, each its own transaction on the
   scenario's revision (tomc/runtime/transactions.py). If another writer committed first,
-  `Behind` is raised and nothing was written: the caller catches up (tomc/engine/memory.py).
+  `Behind` is raised and nothing was written: the caller catches up (tomc/engine/live.py).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_na
 from tomc.compiler.reads import Bindings, reads_for
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine.base import Behind
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
 from tomc.runtime.connection import Database, query_command
@@ -43,15 +44,6 @@ from tomc.runtime.transactions import Writer
 BATCH = 200
 
 Checkpoint = Callable[[int, "FalkorEngine"], None]
-
-
-class Behind(Exception):
-    """Another writer committed to the scenario since this engine's state: nothing was
-    written. `revision` is the scenario's revision now."""
-
-    def __init__(self, revision: int):
-        super().__init__(f"the scenario is at revision {revision}")
-        self.revision = revision
 
 
 class FalkorEngine:

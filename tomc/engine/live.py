@@ -21,8 +21,7 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent, ScenarioModel
-from tomc.engine.base import Engine
-from tomc.engine.falkordb import Behind
+from tomc.engine.base import Behind, Engine
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 
 DECLARATIONS = (ast.Agents, ast.Rooms)

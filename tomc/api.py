@@ -562,7 +562,7 @@ class Session:
         stored = memory.read(engine.db, self.memory)
         if stored is None:
             raise LookupError(f"memory {self.memory!r} was dropped")
-        return memory.export(stored, engine.changes_since(0))
+        return memory.export(stored, engine.changes_since(0)[1])
 
     def close(self) -> None:
         """Release connections (stopping an embedded FalkorDB this session started). The

@@ -50,14 +50,16 @@ class Engine(Protocol):
     def step(self) -> int:
         """The last step applied."""
 
-    def changes_since(self, revision: int) -> list[tuple[int, str]]:
-        """The statements other writers committed after `revision`: (revision, .tom text)."""
+    def changes_since(self, revision: int) -> tuple[int, list[tuple[int, str]]]:
+        """(the revision reached, the statements other writers committed after `revision`,
+        each as (revision, .tom text))."""
 
     def follow(self, agents: list[str], rooms: list[str]) -> None:
         """Take in agents and rooms another writer declared (already in the graphs)."""
 
-    def reload(self) -> None:
-        """Take the state after catching up from the storage (revision, derived state)."""
+    def reload(self, revision: int) -> None:
+        """Take the state after catching up to `revision` from the storage (derived
+        state)."""
 
     def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
         """Make room for agents and rooms the scenario has just gained (`text`: the

@@ -63,7 +63,6 @@ class FalkorEngine:
         self.revision = revision
         self.writer: Optional[Writer] = None
         self._step = len(scenario.events)
-        self._caught_up = revision
 
     @property
     def stats(self) -> RunStats:
@@ -286,10 +285,11 @@ class FalkorEngine:
 
     # ---------------------------------------------------------------- catching up
 
-    def changes_since(self, revision: int) -> list[tuple[int, str]]:
-        """The statements committed after `revision`, in order (read_applied.cypher): an
-        event or a declaration each, as canonical .tom text. Watches the revision first, so
-        a change committed while the caller replays these makes its next commit fail."""
+    def changes_since(self, revision: int) -> tuple[int, list[tuple[int, str]]]:
+        """(the revision they reach, the statements committed after `revision` in order:
+        read_applied.cypher), an event or a declaration each as (revision, canonical .tom
+        text). Watches the revision first, so a change committed while the caller replays
+        these makes its next commit fail."""
         writer = self.attach_writer()
         watched = writer.rewatch()
         if watched < self.revision:
@@ -297,25 +297,23 @@ class FalkorEngine:
                                       f"attached (its revision went back from {self.revision} "
                                       f"to {watched}): attach again")
         if watched <= revision:  # nothing new: one round trip, no read
-            self._caught_up = max(watched, revision)
-            return []
+            return max(watched, revision), []
         rows = self.executor.read(self.graphs, Statement(
             WORLD, "read_applied.cypher", render("read_applied.cypher"), {"rev": revision},
             (0, "catching up")))
         changes = sorted((r["rev"], r["text"]) for r in rows)
-        self._caught_up = max([watched, revision] + [rev for rev, _ in changes])
-        return changes
+        return max([watched, revision] + [rev for rev, _ in changes]), changes
 
     def follow(self, agents: list[str], rooms: list[str]) -> None:
         """Another writer declared `agents` (and rooms): their mind graphs exist."""
         self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
 
-    def reload(self) -> None:
-        """After `changes_since` was replayed: the revision caught up to, and the compiler's
-        state and perspective ids from the graphs."""
+    def reload(self, revision: int) -> None:
+        """After `changes_since` was replayed up to `revision`: that revision, and the
+        compiler's state and perspective ids from the graphs."""
         self._step = len(self.scenario.events)
-        if self._caught_up != self.revision:  # else nothing changed: keep what is loaded
-            self.revision = self._caught_up
+        if revision != self.revision:  # else nothing changed: keep what is loaded
+            self.revision = revision
             self.load_perspectives()
 
     # ---------------------------------------------------------------- state from the graphs

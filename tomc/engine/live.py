@@ -117,7 +117,7 @@ class LiveScenario:
     def catch_up(self) -> None:
         """Replay what other writers committed since this scenario's revision, then take
         the engine's state from the graphs."""
-        changes = self.engine.changes_since(self.engine.revision)
+        reached, changes = self.engine.changes_since(self.engine.revision)
         for revision, text in changes:
             scenario = self.scenario
             agents, rooms = len(scenario.agents), len(scenario.rooms)
@@ -125,7 +125,7 @@ class LiveScenario:
             for event in events:
                 self._number(event, revision)
             self.engine.follow(scenario.agents[agents:], scenario.rooms[rooms:])
-        self.engine.reload()
+        self.engine.reload(reached)
 
     def _number(self, event: AnyEvent, revision: int) -> AnyEvent:
         """Give the scenario's newest event its line: `line_base` + its revision."""

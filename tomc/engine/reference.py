@@ -38,13 +38,13 @@ class ReferenceEngine:
             self._step = event.step
             self.revision += 1
 
-    def changes_since(self, revision: int) -> list[tuple[int, str]]:
-        return []
+    def changes_since(self, revision: int) -> tuple[int, list[tuple[int, str]]]:
+        return self.revision, []
 
     def follow(self, agents: list[str], rooms: list[str]) -> None:
         pass
 
-    def reload(self) -> None:
+    def reload(self, revision: int) -> None:
         pass
 
     def answer(self, query: QueryModel) -> Answer:

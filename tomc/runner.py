@@ -81,7 +81,7 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
         held = FalkorEngine.build(db, scenario, checkpoints, lambda step, live: (
             answers.at_step(step, lambda: live.view(step))))
         stats = held.stats
-    answers.after(held.view, held.answer, held.ready)
+    answers.after(held.view, held.answer_all, held.ready)
     if not keep and engine != "reference":
         held.drop()
         return ScenarioRun(scenario, answers.in_order(), stats)
@@ -105,9 +105,11 @@ class _Answers:
                     self.found[i] = self._analysis(view, query)
 
     def after(self, view_at: Callable[[int], BeliefView],
-              belief: Callable[[QueryModel], Answer],
+              beliefs: Callable[[list[QueryModel]], list[Answer]],
               ready: Callable[[ReadyQuery], ReadyAnswer]) -> None:
-        """Answer the other queries from the history, once the run is over."""
+        """Answer the other queries from the history, once the run is over: the belief
+        questions together (one round trip on FalkorDB), then readiness and the
+        analyses."""
         views: dict[int, BeliefView] = {}
 
         def view_of(step: int) -> BeliefView:
@@ -115,16 +117,19 @@ class _Answers:
                 views[step] = view_at(step)
             return views[step]
 
+        asked = [i for i, q in enumerate(self.queries)
+                 if i not in self.found and isinstance(q, QueryModel)]
+        if asked:
+            with _origin(self.queries[asked[0]]):
+                self.found.update(zip(asked, beliefs([self.queries[i] for i in asked])))
         for i, query in enumerate(self.queries):
             if i in self.found:
                 continue
             with _origin(query):
-                if isinstance(query, AnalysisQuery):
-                    self.found[i] = self._analysis(lambda: view_of(query.step), query)
-                elif isinstance(query, ReadyQuery):
+                if isinstance(query, ReadyQuery):
                     self.found[i] = ready(query)
                 else:
-                    self.found[i] = belief(query)
+                    self.found[i] = self._analysis(lambda: view_of(query.step), query)
 
     def in_order(self) -> list[AnyAnswer]:
         """Every answer, in the order of the scenario's queries."""

@@ -5,8 +5,8 @@ the scenario; an engine then makes them happen and answers questions:
 
 - `declare(agents, rooms, text)`: agents and rooms the scenario has just gained;
 - `apply(events)`: events the scenario has just gained, in step order;
-- `answer(query)`: an `expect` / `ask` about a belief, as of its step (`answer_if_current`:
-  the same, or None when other writers have committed since);
+- `answer(query)`: an `expect` / `ask` about a belief, as of its step (`answer_all`: many
+  at once; `answer_if_current`: the same, or None when other writers have committed since);
 - `ready(query)`: an `ask` / `expect ready`, as of its step (`ready_if_current`: the same,
   or None when other writers have committed since);
 - `view(step)`: the belief view the analyses read (tomc/analysis/view.py);
@@ -70,6 +70,9 @@ class Engine(Protocol):
 
     def answer(self, query: QueryModel) -> Answer:
         """The answer to an expect or ask about a belief, as of its step."""
+
+    def answer_all(self, queries: Sequence[QueryModel]) -> list[Answer]:
+        """`answer` of each query (on FalkorDB, the reads in one round trip)."""
 
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """`answer(query)`, or None when another writer has committed since `revision`

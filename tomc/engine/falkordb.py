@@ -231,6 +231,15 @@ class FalkorEngine:
     def answer(self, query: QueryModel) -> Answer:
         return answer(self.db, self.graphs, query)
 
+    def answer_all(self, queries: Sequence[QueryModel]) -> list[Answer]:
+        """`answer` of each query, their reads pipelined in one round trip."""
+        commands = []
+        for query in queries:
+            graph, template, params = belief_read(self.graphs, query)
+            commands.append(query_command(graph, render(template), params, read_only=True))
+        replies = self.executor.read_all(commands, [(q.line, q.text) for q in queries])
+        return [answer_from_rows(q, reply_rows(r)) for q, r in zip(queries, replies)]
+
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""

@@ -50,6 +50,9 @@ class ReferenceEngine:
     def answer(self, query: QueryModel) -> Answer:
         return self.interpreter.answer(query)
 
+    def answer_all(self, queries: Sequence[QueryModel]) -> list[Answer]:
+        return [self.answer(q) for q in queries]
+
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         return self.answer(query)  # no other writers
 

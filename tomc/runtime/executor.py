@@ -130,6 +130,22 @@ class Executor:
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: {err}",
                                       statement.origin) from None
 
+    def read_all(self, commands: list[tuple], origins: list[tuple[int, str]]) -> list[list]:
+        """The raw replies of read-only `commands`, pipelined in one round trip; a failed one
+        raises DatabaseUnavailable at its origin (the .tom line it answers)."""
+        pipe = self.db.redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        for reply, origin in zip(replies, origins):
+            if isinstance(reply, Exception):
+                raise DatabaseUnavailable(f"FalkorDB failed: {str(reply).splitlines()[0]}",
+                                          origin)
+        return replies
+
     def learn_perspectives(self, graphs: GraphNames, agents: Iterable[str]) -> dict:
         """Read the perspectives of `agents`' mind graphs and the keys each mind holds
         (pipelined, one round trip): the directory learns their ids; returns

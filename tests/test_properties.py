@@ -153,8 +153,9 @@ def test_engines_agree_on_every_answer(db, file):
 def valid_time_answers(engine, scenario, step: int) -> dict:
     """Every `on DATE` answer at `step` for the truth and each agent, every key of the
     scenario, on every date an event names (and one after them all)."""
-    dates = sorted({e.valid_from for e in scenario.events
-                    if getattr(e, "valid_from", None)} | {"9999-12-31"})
+    dates = sorted({getattr(e, field) for e in scenario.events
+                    for field in ("valid_from", "valid_to") if getattr(e, field, None)}
+                   | {"9999-12-31"})
     keys = sorted({e.fact.key for e in scenario.events if getattr(e, "fact", None)})
     out = {}
     for chain in [(), *((a,) for a in scenario.agents)]:
@@ -184,6 +185,38 @@ def test_valid_time_answers_are_append_only_on_both_engines(db, file):
         finally:
             full.close()
             early.close()
+
+
+# Both engines, each checked alone (a bug both share would pass the differential test).
+@settings(max_examples=max(10, settings.default.max_examples // 2))
+@given(FILES)
+def test_an_ending_closes_only_what_it_names_and_leaves_unknown(db, file):
+    """docs/language.md "Endings" (SEMANTICS.md section 4): an ending (`claim K [= V]
+    ended`, `A retracts K [= V]`) never adopts a value; every version it closes is of its
+    key (and value, when named; adopted from A, for a retraction) and was held just before;
+    a cardinality-one chain it closed reads unknown afterwards."""
+    _, scenario = checked(file)
+    endings = {e.step: e for e in scenario.events
+               if getattr(e, "fact", None) is not None and e.fact.ended}
+    for name in ("falkordb", "reference"):
+        run = run_scenario(scenario, name, db if name == "falkordb" else None)
+        chains = [(), *scenario.chains()]
+        view = run.view(len(scenario.events))
+        versions = [*view.held(chains), *view.superseded(chains)]
+        for step, ending in endings.items():
+            fact = ending.fact
+            assert not [v for v in versions if v.since == step], (name, step)
+            closed = [v for v in versions if v.until == step]
+            for v in closed:
+                assert v.key == fact.key, (name, step, v)
+                assert fact.value is None or v.value == fact.value, (name, step, v)
+                assert fact.of is None or v.source == fact.of, (name, step, v)
+            after = run.view(step)
+            for chain in {v.chain for v in closed}:
+                held = [h for h in after.held([chain]) if h.key == fact.key]
+                assert scenario.policy.is_many(fact.key) or not held, (name, step, held)
+            before = {(h.chain, h.key, h.value) for h in run.view(step - 1).held(chains)}
+            assert {(v.chain, v.key, v.value) for v in closed} <= before, (name, step)
 
 
 def reference_engine(scenario):

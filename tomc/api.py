@@ -329,6 +329,25 @@ class Session:
                                    by=build.name(by) if by is not None else None,
                                    at=at, valid_from=valid_from))
 
+    @_bad_input
+    def claim_ended(self, source: str, key: str, value: object = None, *,
+                    by: Optional[str] = None, at: Optional[str] = None,
+                    valid_to: Optional[str] = None) -> AnyEvent:
+        """`claim KEY [= VALUE] ended from SOURCE [by AGENT] [at T] [valid to D]`, to every
+        agent: the fact (only VALUE, when given) no longer holds."""
+        ended = None if value is None else build.value(value)
+        return self._one(ast.EndedClaim(key=build.key(key), value=ended,
+                                        source=build.name(source, "source"),
+                                        by=build.name(by) if by is not None else None,
+                                        at=at, valid_to=valid_to))
+
+    @_bad_input
+    def retract(self, speaker: str, key: str, value: object = None) -> AnyEvent:
+        """`SPEAKER retracts KEY [= VALUE]`: heard by every agent, it ends what they held
+        on the speaker's word."""
+        return self._one(ast.Retract(speaker=build.name(speaker), key=build.key(key),
+                                     value=None if value is None else build.value(value)))
+
     def _one(self, statement: ast.Node) -> AnyEvent:
         return self.apply([statement])[0]
 
@@ -429,20 +448,21 @@ class Session:
 
     @_bad_input
     def believes(self, chain: Union[str, Sequence[str]], key: str, *,
-                 at_step: Optional[int] = None, on: Optional[str] = None) -> Answer:
+                 at_step: Optional[int] = None, on: Optional[str] = None,
+                 at: Optional[str] = None) -> Answer:
         """What `chain` (an agent, or agents outermost first) believes about `key`: now, as
-        of step `at_step` (knowledge time), or valid on date `on` (valid time); each value
-        with its provenance."""
+        of step `at_step` or time `at` (knowledge time: the last event at or before it), or
+        valid on date `on` (valid time); each value with its provenance."""
         return self._ask(ast.Ask(subject=ast.Subject(chain=build.names(chain),
                                                      key=build.key(key)),
-                                 when=build.when(at_step, on)))
+                                 when=build.when(at_step, on, at)))
 
     @_bad_input
     def truth(self, key: str, *, at_step: Optional[int] = None,
-              on: Optional[str] = None) -> Answer:
+              on: Optional[str] = None, at: Optional[str] = None) -> Answer:
         """What an omniscient observer holds about `key`."""
         return self._ask(ast.Ask(subject=ast.Subject(key=build.key(key)),
-                                 when=build.when(at_step, on)))
+                                 when=build.when(at_step, on, at)))
 
     @_serialised
     def beliefs(self, chain: Union[str, Sequence[str]]) -> list[Held]:

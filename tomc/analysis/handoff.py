@@ -5,9 +5,10 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
 - **included**: every value S holds that `S > R` does not hold (a value R lacks, or the
   correction of a different one), unless it is private;
 - **excluded**, each with a reason code: `known` (S > R already holds it), `superseded`
-  (a value S held before and replaced), `contested` (a rival claim S recorded against what
-  it holds), `private` (what S learnt in a private tell: kind `tell`; its value and source
-  are not shown, and neither are rivals that came in a private tell);
+  (a value S held before and replaced, or that ended), `contested` (a rival claim S
+  recorded against what it holds), `private` (what S learnt in a private tell: kind
+  `tell`; its value and source are not shown, and neither are rivals that came in a
+  private tell);
 - **caveats**: for each included value, the rival claims against it;
 - **readiness**: for each procedure of the scenario (its policy's and its own) with a step
   on an included key, the verdict (docs/language.md, "Procedures and readiness") from S's
@@ -190,12 +191,16 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                 f"at step {rival.step}; {sender} holds {h.value}"))
             if (h.key, h.value) in sent:
                 caveats.append(Caveat(h.key, h.value, rival))
-    for old in view.superseded([(sender,)]):
+    closed = view.superseded([(sender,)])
+    # A version closed with no successor was ended (docs/language.md "Endings").
+    began = {(h.key, h.since) for h in [*held, *closed]}
+    for old in closed:
         if is_private(old.kind):
             excluded.append(Excluded(old.key, "private", None, "learnt in a private tell"))
         else:
+            how = "replaced" if (old.key, old.until) in began else "ended"
             excluded.append(Excluded(old.key, "superseded", old.value,
-                                     f"held from step {old.since}, replaced at step {old.until}"))
+                                     f"held from step {old.since}, {how} at step {old.until}"))
     excluded.sort(key=lambda e: (e.key, e.reason, e.value or ""))
     message = "\n".join([f"{i.key} = {i.value}" for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "

@@ -141,7 +141,8 @@ def origins(value: str, events: Sequence[AnyEvent]) -> tuple[Origin, ...]:
 
 
 def _values(events: Sequence[AnyEvent]) -> set[str]:
-    return {e.fact.value for e in events if getattr(e, "fact", None) is not None}
+    return {e.fact.value for e in events
+            if getattr(e, "fact", None) is not None and e.fact.value is not None}
 
 
 def _strings(payload: object, path: str) -> Iterator[tuple[str, str]]:

@@ -117,12 +117,16 @@ class Compiler:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, None, event.source, event.authority,
                        event.published, event.valid_from or event.published or "")]
+        if fact.ended:
+            facts[0].update(ended=True, of=fact.of, valid_to=event.valid_to or "")
         truth = truth_adopts(event, policy)
+        # An ending passes on no value: who-told-whom (TOLD edges) follows values.
         world = self._world(event, "communication.cypher", rev,
                             {"facts": facts, "truth": truth, "speaker": event.speaker,
                              "listeners": list(event.listeners)},
-                            told=event.speaker is not None and bool(event.listeners),
-                            truth=truth is not None)
+                            told=event.speaker is not None and bool(event.listeners)
+                            and not fact.ended,
+                            truth=truth is not None, ended=fact.ended)
         exit_order = policy.trust == "exit_order"
         believers = bindings.believers if exit_order else list(event.listeners)
         routes = communication_routes(policy, self.chains(), event, believers)
@@ -176,8 +180,9 @@ class Compiler:
                     {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
                                                      "key": c.key} for c in mind.copies]},
                     origin, links=True))
+            ended = bool(facts) and facts[0].get("ended", False)
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher"),
+                agent, "mind.cypher", render("mind.cypher", ended=ended),
                 {"step": event.step, "kind": event.kind, "text": event.text,
                  "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
                  "ties": self.scenario.policy.ties,
@@ -189,7 +194,8 @@ class Compiler:
 
 def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,
           authority: int = 0, published: Optional[str] = None, valid_from: str = "") -> FactRow:
-    """A fact as the templates take it (resolve.cypher's `f`)."""
+    """A fact as the templates take it (resolve.cypher's `f`); an ending (`ended`) also has
+    `of` and `valid_to` (resolve_ended.cypher)."""
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "authority": authority, "published": published, "valid_from": valid_from}
 

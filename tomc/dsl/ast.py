@@ -194,6 +194,19 @@ class Policy(Node):
 # ---------------------------------------------------------------- scenario statements
 
 
+class Timed(Node):
+    """An event that may say when it happened: `... at T` (knowledge time by date: the
+    time of its step, which moves the scenario's clock; docs/language.md, "Time")."""
+
+    at: Optional[str] = None
+
+
+class Clock(Node):
+    """`clock T`: the time of the events that follow (until another clock or `at T`)."""
+
+    time: str
+
+
 class Agents(Node):
     """`agents A, B, ...`"""
 
@@ -206,28 +219,28 @@ class Rooms(Node):
     names: list[Name]
 
 
-class Enter(Node):
+class Enter(Timed):
     """`A, B enter R`: each leaves its previous room silently."""
 
     agents: list[Name]
     room: Name
 
 
-class Exit(Node):
+class Exit(Timed):
     """`A, B exit R`: each must be in R; afterwards in no room."""
 
     agents: list[Name]
     room: Name
 
 
-class State(Node):
+class State(Timed):
     """`in R: FACT`: a state observed by everyone in R, located in R."""
 
     room: Name
     fact: Fact
 
 
-class Move(Node):
+class Move(Timed):
     """`A moves X to C`: X.location = C, witnessed by everyone in A's room."""
 
     actor: Name
@@ -235,14 +248,14 @@ class Move(Node):
     container: Name
 
 
-class SetValue(Node):
+class SetValue(Timed):
     """`A sets KEY = V`: a world change, witnessed by everyone in A's room (or A alone)."""
 
     actor: Name
     fact: Fact
 
 
-class Tell(Node):
+class Tell(Timed):
     """`S tells L FACT`: a private message."""
 
     speaker: Name
@@ -250,14 +263,14 @@ class Tell(Node):
     fact: Fact
 
 
-class Says(Node):
+class Says(Timed):
     """`S says FACT`: public to everyone in S's room."""
 
     speaker: Name
     fact: Fact
 
 
-class Announce(Node):
+class Announce(Timed):
     """`S announces FACT`: public to every agent of the scenario."""
 
     speaker: Name
@@ -277,7 +290,32 @@ class Claim(Node):
     recipients: list[Name] = []
 
 
-class HandoffWrite(Node):
+class EndedClaim(Node):
+    """`claim KEY [= V] ended from SOURCE [by A] [at T] [valid to D] [to all | in R | to A,
+    B]`: the source says the fact no longer holds (all of a `many` key's values, or only V):
+    the belief is closed on both clocks, by the resolution table (SEMANTICS.md section 4)."""
+
+    key: Key
+    value: Optional[Value] = None
+    source: Name
+    by: Optional[Name] = None
+    at: Optional[str] = None
+    valid_to: Optional[str] = None
+    audience: Literal["all", "room", "agents"] = "all"
+    room: Optional[Name] = None
+    recipients: list[Name] = []
+
+
+class Retract(Timed):
+    """`A retracts KEY [= V]`: A takes back what it said; heard by every agent, it closes
+    the beliefs held on A's word (their source is A), routed by the `on announce:` rules."""
+
+    speaker: Name
+    key: Key
+    value: Optional[Value] = None
+
+
+class HandoffWrite(Timed):
     """`handoff S -> R write`: S sends R the facts of `ask handoff S -> R`, as one private
     message (routed by the policy's `on tell:` rules)."""
 
@@ -285,13 +323,13 @@ class HandoffWrite(Node):
     receiver: Name
 
 
-class Wait(Node):
+class Wait(Timed):
     """`A waits`: the agent does nothing (Hi-ToM's "made no movements")."""
 
     agent: Name
 
 
-class Noop(Node):
+class Noop(Timed):
     """`noop "text"`: an event that changes nothing (noise sentences)."""
 
     text: Optional[str] = None
@@ -305,10 +343,12 @@ class Subject(Node):
 
 
 class When(Node):
-    """`at step N` (knowledge time: what was held then) or `on DATE` (valid time: what held
-    in the world then, SEMANTICS.md section 4, "Two clocks")."""
+    """`at step N` or `at TIME` (knowledge time: what was held then; a time means the last
+    event at or before it) or `on DATE` (valid time: what held in the world then,
+    SEMANTICS.md section 4, "Two clocks")."""
 
     step: Optional[int] = None
+    time: Optional[str] = None
     date: Optional[str] = None
 
 
@@ -459,12 +499,12 @@ class ExpectReady(Node):
     when: Optional[When] = None
 
 
-Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
-              Wait, Noop]
-Statement = Union[Agents, Rooms, Event, Expect, Ask, AskAnalysis, ExpectAnalysis, Procedure,
-                  AskReady, ExpectReady]
-EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, HandoffWrite,
-               Wait, Noop)
+Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, EndedClaim,
+              Retract, HandoffWrite, Wait, Noop]
+Statement = Union[Agents, Rooms, Clock, Event, Expect, Ask, AskAnalysis, ExpectAnalysis,
+                  Procedure, AskReady, ExpectReady]
+EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, EndedClaim,
+               Retract, HandoffWrite, Wait, Noop)
 
 
 class Scenario(Node):

@@ -60,10 +60,17 @@ def fact(key_text: object, value_text: object) -> ast.Fact:
     return ast.Fact(key=key(key_text), value=value(value_text))
 
 
-def when(at_step: Optional[int], on: Optional[str]) -> Optional[ast.When]:
-    """`at step N` (knowledge time) or `on DATE` (valid time), or None for now."""
-    if at_step is not None and on is not None:
-        _bad("give at_step or on, not both", "at_step=3, or on=\"2026-03-01\"")
+def when(at_step: Optional[int], on: Optional[str],
+         at: Optional[str] = None) -> Optional[ast.When]:
+    """`at step N` or `at TIME` (knowledge time) or `on DATE` (valid time), or None for
+    now."""
+    if sum(x is not None for x in (at_step, on, at)) > 1:
+        _bad("give one of at_step, at or on", "at_step=3, at=\"2026-03-01T09:00\", or "
+             "on=\"2026-03-01\"")
+    if at is not None and (not isinstance(at, str) or not at.strip()):
+        _bad(f"at must be a time, got {at!r}", 'at="2026-03-01T09:00"')
+    if at is not None:
+        return ast.When(time=at)
     if at_step is not None and (isinstance(at_step, bool) or not isinstance(at_step, int)
                                 or at_step < 0):
         _bad(f"at_step must be a step number (0 or more), got {at_step!r}", "at_step=3")

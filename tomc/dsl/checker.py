@@ -186,7 +186,7 @@ class LiveChecker:
         another writer takes back what it checked, then checks it again)."""
         c = self._checker
         return Mark(list(c.agents), list(c.rooms), dict(c.where), len(c.events),
-                    dict(c.procedures))
+                    dict(c.procedures), c.clock)
 
     def reset(self, mark: "Mark") -> None:
         """Forget everything checked after `mark`."""
@@ -197,18 +197,20 @@ class LiveChecker:
         del c.events[mark.events:]
         c.procedures.clear()
         c.procedures.update(mark.procedures)
+        c.clock = mark.clock
 
 
 @dataclass(frozen=True)
 class Mark:
     """A live checker's state at one point: agents, rooms, presence, number of events,
-    procedures."""
+    procedures, the clock."""
 
     agents: list[str]
     rooms: list[str]
     where: dict[str, Optional[str]]
     events: int
     procedures: dict[str, Procedure]
+    clock: Optional[str] = None
 
 
 def _line(node: ast.Node) -> int:
@@ -230,6 +232,7 @@ class _ScenarioChecker:
         self.events: list[AnyEvent] = []
         self.queries: list[QueryModel] = []
         self.procedures: dict[str, Procedure] = dict(policy.procedures)
+        self.clock: Optional[str] = None  # the time of the next event (docs/language.md, "Time")
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
         if self.full:
@@ -243,7 +246,24 @@ class _ScenarioChecker:
         return self.model()
 
     def statement(self, stmt) -> None:
+        if isinstance(stmt, ast.Timed) and stmt.at is not None:
+            self._advance(stmt.at, stmt)  # before the event, which takes the clock's time
         getattr(self, f"_{type(stmt).__name__.lower()}")(stmt)
+
+    def _advance(self, text: str, node: ast.Node) -> None:
+        """Set the clock to `text` (`clock T`, an event's `at T`): times never go back."""
+        moment = self._time(text, node)
+        if moment is None:
+            return
+        if self.clock is not None and moment < self.clock:
+            self.error("E148", f"time goes backwards: {text} is before the clock "
+                       f"({self.clock}, set by an earlier line)", node.span,
+                       f"give a time at or after {self.clock}: events are in time order")
+            return
+        self.clock = moment
+
+    def _clock(self, stmt: ast.Clock) -> None:
+        self._advance(stmt.time, stmt)
 
     def model(self) -> ScenarioModel:
         """The scenario checked so far; its lists are the checker's own, so it grows with
@@ -324,7 +344,8 @@ class _ScenarioChecker:
                   **fields) -> None:
         """Append the next event, of `family` (tomc/dsl/program.py), numbered by step."""
         self.events.append(family(step=len(self.events) + 1, kind=kind, text=self.text_of(node),
-                                  line=_line(node), witnesses=tuple(witnesses), **fields))
+                                  line=_line(node), witnesses=tuple(witnesses),
+                                  time=self.clock, **fields))
 
     def fact(self, fact: ast.Fact) -> Fact:
         """A fact as events carry it, with the key's cardinality from the policy."""
@@ -390,17 +411,17 @@ class _ScenarioChecker:
         self._observed(stmt, "set", stmt.actor, self.where.get(stmt.actor.text), stmt.fact)
 
     def _communicated(self, stmt, kind: str, speaker: Optional[str], heard: list[str],
-                      source: str, fact: ast.Fact, **fields) -> None:
+                      source: str, fact: Fact, **fields) -> None:
         """A communication of `fact` from `source`, heard by `heard` (the speaker left out)."""
         listeners = tuple(a for a in heard if a != speaker)
         witnesses = ([speaker] if speaker is not None else []) + list(listeners)
         self.add_event(Communication, stmt, kind, witnesses, speaker=speaker,
                        listeners=listeners, source=source,
-                       authority=self.policy.authority(source), fact=self.fact(fact), **fields)
+                       authority=self.policy.authority(source), fact=fact, **fields)
 
     def _speech(self, stmt, kind: str, heard: list[str]) -> None:
         speaker = stmt.speaker.text
-        self._communicated(stmt, kind, speaker, heard, speaker, stmt.fact)
+        self._communicated(stmt, kind, speaker, heard, speaker, self.fact(stmt.fact))
 
     def _tell(self, stmt: ast.Tell) -> None:
         if self.agent(stmt.speaker) & self.agent(stmt.listener) and (
@@ -419,6 +440,33 @@ class _ScenarioChecker:
         self._speech(stmt, "announce", list(self.agents))
 
     def _claim(self, stmt: ast.Claim) -> None:
+        published = self._time(stmt.at, stmt) if stmt.at else None
+        valid_from = self._time(stmt.valid_from, stmt) if stmt.valid_from else None
+        self._claimed(stmt, self.fact(stmt.fact), published=published, valid_from=valid_from)
+
+    def _endedclaim(self, stmt: ast.EndedClaim) -> None:
+        """A source says the fact no longer holds; its valid time ends at `valid to D`,
+        else its publication time, else the event's time (else the beginning of time)."""
+        published = self._time(stmt.at, stmt) if stmt.at else None
+        valid_to = self._time(stmt.valid_to, stmt) if stmt.valid_to else None
+        self._claimed(stmt, self.ending(stmt.key, stmt.value), published=published,
+                      valid_to=valid_to or published or self.clock or "")
+
+    def _retract(self, stmt: ast.Retract) -> None:
+        """`A retracts KEY`: heard by every agent, it ends what was held on A's word."""
+        self.agent(stmt.speaker)
+        speaker = stmt.speaker.text
+        self._communicated(stmt, "retract", speaker, list(self.agents), speaker,
+                           self.ending(stmt.key, stmt.value, of=speaker),
+                           valid_to=self.clock or "")
+
+    def ending(self, key: ast.Key, value: Optional[ast.Value], of: Optional[str] = None) -> Fact:
+        """The fact of an ending: `key` (only `value`, when given) no longer holds."""
+        return Fact(key.text, value.text if value is not None else None,
+                    self.policy.is_many(key.text), ended=True, of=of)
+
+    def _claimed(self, stmt: ast.Claim | ast.EndedClaim, fact: Fact, **times) -> None:
+        """A claim (or ending) from its source, to its audience (default: every agent)."""
         source = stmt.source.text
         if source not in self.policy.authorities and source not in self.agents:
             self.error("E103", f"unknown source `{source}`", stmt.source.span,
@@ -426,8 +474,6 @@ class _ScenarioChecker:
                        or f"declare it in the policy: `source {source} authority N`")
         if stmt.by is not None:
             self.agent(stmt.by)
-        published = self._time(stmt.at, stmt) if stmt.at else None
-        valid_from = self._time(stmt.valid_from, stmt) if stmt.valid_from else None
         heard, room = list(self.agents), None
         if stmt.audience == "room":
             room = stmt.room.text
@@ -437,7 +483,7 @@ class _ScenarioChecker:
                 self._no_repeats(stmt.recipients)
             heard = list(dict.fromkeys(a.text for a in stmt.recipients))
         self._communicated(stmt, "claim", stmt.by.text if stmt.by else None, heard, source,
-                           stmt.fact, room=room, published=published, valid_from=valid_from)
+                           fact, room=room, **times)
 
     def _time(self, text: str, node: ast.Node) -> Optional[str]:
         parsed = parse_time(text)
@@ -489,12 +535,20 @@ class _ScenarioChecker:
         return tuple(n.text for n in chain)
 
     def _when(self, stmt) -> tuple[int, Optional[str]]:
-        """(step, date) a query is evaluated at: now, `at step N`, or `on DATE`."""
+        """(step, date) a query is evaluated at: now, `at step N`, `at TIME` (the last event
+        at or before it; events before any stated time count as earlier than every time),
+        or `on DATE`."""
         step, when = len(self.events), stmt.when
         if when is None:
             return step, None
         if when.date is not None:
             return step, self._time(when.date, when)
+        if when.time is not None:
+            moment = self._time(when.time, when)
+            if moment is None:
+                return step, None
+            return max((e.step for e in self.events if e.time is None or e.time <= moment),
+                       default=0), None
         if when.step > step:
             self.error("E140", f"step {when.step} has not happened yet at this line "
                        f"(last step: {step})", when.span, f"ask at a step from 0 to {step}")

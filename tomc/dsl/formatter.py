@@ -193,11 +193,21 @@ def _group(stmt) -> str:
 
 
 def _statement(stmt) -> str:
+    text = _untimed(stmt)
+    if isinstance(stmt, ast.Timed) and stmt.at is not None:
+        text += f" at {stmt.at}"
+    return text
+
+
+def _untimed(stmt) -> str:
+    """A statement without the `at T` an event may end with."""
     match stmt:
         case ast.Agents(names=names):
             return f"agents {_names(names)}"
         case ast.Rooms(names=names):
             return f"rooms {_names(names)}"
+        case ast.Clock(time=time):
+            return f"clock {time}"
         case ast.Enter(agents=agents, room=room):
             return f"{_names(agents)} {_verb('enter', agents)} {_name(room)}"
         case ast.Exit(agents=agents, room=room):
@@ -216,6 +226,10 @@ def _statement(stmt) -> str:
             return f"{_name(speaker)} announces {_fact(fact)}"
         case ast.Claim():
             return _claim(stmt)
+        case ast.EndedClaim():
+            return _ended_claim(stmt)
+        case ast.Retract(speaker=speaker, key=key, value=value):
+            return f"{_name(speaker)} retracts {_key(key)}{_ended_value(value)}"
         case ast.HandoffWrite(sender=sender, receiver=receiver):
             return f"handoff {_name(sender)} -> {_name(receiver)} write"
         case ast.Wait(agent=agent):
@@ -269,17 +283,38 @@ def _verb(verb: str, agents: list[ast.Name]) -> str:
 
 def _claim(claim: ast.Claim) -> str:
     text = f"claim {_fact(claim.fact)} from {_name(claim.source)}"
+    if claim.valid_from is not None:
+        return _claim_tail(claim, text) + f" valid from {claim.valid_from}" + _audience(claim)
+    return _claim_tail(claim, text) + _audience(claim)
+
+
+def _ended_claim(claim: ast.EndedClaim) -> str:
+    text = f"claim {_key(claim.key)}{_ended_value(claim.value)} ended from {_name(claim.source)}"
+    text = _claim_tail(claim, text)
+    if claim.valid_to is not None:
+        text += f" valid to {claim.valid_to}"
+    return text + _audience(claim)
+
+
+def _ended_value(value: Optional[ast.Value]) -> str:
+    """` = V` of an ending that names one value (`claim K = V ended`, `A retracts K = V`)."""
+    return "" if value is None else f" = {_value(value)}"
+
+
+def _claim_tail(claim: ast.Claim | ast.EndedClaim, text: str) -> str:
     if claim.by is not None:
         text += f" by {_name(claim.by)}"
     if claim.at is not None:
         text += f" at {claim.at}"
-    if claim.valid_from is not None:
-        text += f" valid from {claim.valid_from}"
+    return text
+
+
+def _audience(claim: ast.Claim | ast.EndedClaim) -> str:
     if claim.audience == "room":
-        return text + f" in {_name(claim.room)}"
+        return f" in {_name(claim.room)}"
     if claim.audience == "agents":
-        return text + f" to {_names(claim.recipients)}"
-    return text + " to all"
+        return f" to {_names(claim.recipients)}"
+    return " to all"
 
 
 def _subject(subject: ast.Subject) -> str:
@@ -355,7 +390,9 @@ def _chain(chain: list[ast.Name]) -> str:
 def _when(when: ast.When | None) -> str:
     if when is None:
         return ""
-    return f" on {when.date}" if when.date is not None else f" at step {when.step}"
+    if when.date is not None:
+        return f" on {when.date}"
+    return f" at {when.time}" if when.time is not None else f" at step {when.step}"
 
 
 # ---------------------------------------------------------------- names, keys, values, facts

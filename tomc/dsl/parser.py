@@ -271,8 +271,9 @@ def _syntax_diagnostic(err: UnexpectedInput, source: str, path: str) -> Diagnost
 
 # Keywords a statement starts with: a misspelt one is read as a name, and the error comes
 # one token later, so the first word of the line is compared with these too.
-_LEADING_KEYWORDS = ("agents", "rooms", "expect", "ask", "claim", "noop", "handoff", "scenario",
-                     "policy", "use", "depth", "trust", "source", "predicate", "reveal", "on")
+_LEADING_KEYWORDS = ("agents", "rooms", "expect", "ask", "claim", "clock", "noop", "handoff",
+                     "scenario", "policy", "use", "depth", "trust", "source", "predicate",
+                     "reveal", "on")
 
 
 def _keyword_suggestion(err: UnexpectedToken, source: str) -> Optional[tuple[ast.Span, str]]:
@@ -376,6 +377,17 @@ def _unquote(tok: Token, path: str) -> str:
                                      path, hint="write the character itself, or a valid "
                                      "\\U escape")) from None
     return text
+
+
+class _At(str):
+    """The time of `event_at` (`... at T` on an event), told apart from the event's parts."""
+
+
+def _timed(children: list) -> tuple[list, Optional[str]]:
+    """An event's parts and its `at T` (None when it has none)."""
+    if children and isinstance(children[-1], _At):
+        return children[:-1], str(children[-1])
+    return children, None
 
 
 @v_args(meta=True)
@@ -525,31 +537,44 @@ class _Builder(Transformer):
     def rooms(self, meta, children):
         return ast.Rooms(names=children[0], span=_span(meta))
 
+    def clock(self, meta, children):
+        return ast.Clock(time=str(children[0]), span=_span(meta))
+
+    def event_at(self, meta, children):
+        return _At(str(children[0]))
+
     def enter(self, meta, children):
-        return ast.Enter(agents=children[0], room=children[1], span=_span(meta))
+        (agents, room), at = _timed(children)
+        return ast.Enter(agents=agents, room=room, at=at, span=_span(meta))
 
     def exit(self, meta, children):
-        return ast.Exit(agents=children[0], room=children[1], span=_span(meta))
+        (agents, room), at = _timed(children)
+        return ast.Exit(agents=agents, room=room, at=at, span=_span(meta))
 
     def state(self, meta, children):
-        return ast.State(room=children[0], fact=children[1], span=_span(meta))
+        (room, fact), at = _timed(children)
+        return ast.State(room=room, fact=fact, at=at, span=_span(meta))
 
     def move(self, meta, children):
-        actor, subject, container = children
-        return ast.Move(actor=actor, subject=subject, container=container, span=_span(meta))
+        (actor, subject, container), at = _timed(children)
+        return ast.Move(actor=actor, subject=subject, container=container, at=at,
+                        span=_span(meta))
 
     def set(self, meta, children):
-        return ast.SetValue(actor=children[0], fact=children[1], span=_span(meta))
+        (actor, fact), at = _timed(children)
+        return ast.SetValue(actor=actor, fact=fact, at=at, span=_span(meta))
 
     def tell(self, meta, children):
-        speaker, listener, fact = children
-        return ast.Tell(speaker=speaker, listener=listener, fact=fact, span=_span(meta))
+        (speaker, listener, fact), at = _timed(children)
+        return ast.Tell(speaker=speaker, listener=listener, fact=fact, at=at, span=_span(meta))
 
     def says(self, meta, children):
-        return ast.Says(speaker=children[0], fact=children[1], span=_span(meta))
+        (speaker, fact), at = _timed(children)
+        return ast.Says(speaker=speaker, fact=fact, at=at, span=_span(meta))
 
     def announce(self, meta, children):
-        return ast.Announce(speaker=children[0], fact=children[1], span=_span(meta))
+        (speaker, fact), at = _timed(children)
+        return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta))
 
     def claim(self, meta, children):
         fact, source, *parts = children
@@ -557,6 +582,20 @@ class _Builder(Transformer):
         for kind, payload in parts:
             fields.update(payload)
         return ast.Claim(fact=fact, source=source, span=_span(meta), **fields)
+
+    def ended_claim(self, meta, children):
+        key, *rest = children
+        value = rest.pop(0) if isinstance(rest[0], ast.Value) else None
+        source, *parts = rest
+        fields = {}
+        for kind, payload in parts:
+            fields.update(payload)
+        return ast.EndedClaim(key=key, value=value, source=source, span=_span(meta), **fields)
+
+    def retract(self, meta, children):
+        (speaker, key, *value), at = _timed(children)
+        return ast.Retract(speaker=speaker, key=key, value=value[0] if value else None, at=at,
+                           span=_span(meta))
 
     def claim_by(self, meta, children):
         return ("by", {"by": children[0]})
@@ -566,6 +605,9 @@ class _Builder(Transformer):
 
     def claim_valid(self, meta, children):
         return ("valid", {"valid_from": str(children[0])})
+
+    def claim_valid_to(self, meta, children):
+        return ("valid", {"valid_to": str(children[0])})
 
     def to_all(self, meta, children):
         return ("audience", {"audience": "all"})
@@ -577,15 +619,17 @@ class _Builder(Transformer):
         return ("audience", {"audience": "agents", "recipients": children[0]})
 
     def handoff_write(self, meta, children):
-        sender, receiver = children
-        return ast.HandoffWrite(sender=sender, receiver=receiver, span=_span(meta))
+        (sender, receiver), at = _timed(children)
+        return ast.HandoffWrite(sender=sender, receiver=receiver, at=at, span=_span(meta))
 
     def wait(self, meta, children):
-        return ast.Wait(agent=children[0], span=_span(meta))
+        (agent,), at = _timed(children)
+        return ast.Wait(agent=agent, at=at, span=_span(meta))
 
     def noop(self, meta, children):
-        text = _unquote(children[0], self.file_path) if children else None
-        return ast.Noop(text=text, span=_span(meta))
+        parts, at = _timed(children)
+        text = _unquote(parts[0], self.file_path) if parts else None
+        return ast.Noop(text=text, at=at, span=_span(meta))
 
     # queries
     def truth(self, meta, children):
@@ -628,6 +672,9 @@ class _Builder(Transformer):
 
     def at_step(self, meta, children):
         return ast.When(step=int(children[0]), span=_span(meta))
+
+    def at_time(self, meta, children):
+        return ast.When(time=str(children[0]), span=_span(meta))
 
     def on_date(self, meta, children):
         return ast.When(date=str(children[0]), span=_span(meta))

@@ -13,13 +13,13 @@ from typing import Literal, Optional, Union
 from tomc.dsl import ast
 
 EventKind = Literal["enter", "exit", "state", "move", "set", "tell", "says", "announce",
-                    "claim", "handoff", "wait", "noop"]
+                    "claim", "retract", "handoff", "wait", "noop"]
 
 # Which routing section of a policy an event kind goes through (None: no beliefs change).
 EVENT_CLASS: dict[str, Optional[str]] = {
     "enter": "enter", "exit": None, "state": "observe", "move": "observe", "set": "observe",
     "tell": "tell", "says": "announce", "announce": "announce", "claim": "claim",
-    "handoff": "tell", "wait": None, "noop": None,
+    "retract": "announce", "handoff": "tell", "wait": None, "noop": None,
 }
 
 
@@ -80,13 +80,27 @@ class PolicyModel:
         return self.cardinality.get(key, "one") == "many"
 
 
+# How a contested ending is shown among a belief's rivals (`contested by`): an ending has
+# no value of its own. resolve_ended.cypher writes the same text.
+ENDED = "(ended)"
+
+
 @dataclass(frozen=True)
 class Fact:
-    """`key = value` as an event carries it; `many` when the policy declares the key `many`."""
+    """`key = value` as an event carries it; `many` when the policy declares the key `many`.
+
+    An **ending** (`ended`: `claim KEY [= V] ended`, `A retracts KEY [= V]`) says the
+    current belief no longer holds (docs/language.md "Endings", extending SEMANTICS.md
+    section 4): it closes the current versions of `key` (only the one of `value` when
+    given, else all of them; only those adopted from source `of` when given: a
+    retraction), instead of adopting a value.
+    """
 
     key: str
-    value: str
+    value: Optional[str]
     many: bool = False
+    ended: bool = False
+    of: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,9 @@ class Event:
     text: str
     line: int
     witnesses: tuple[str, ...]
+    # When it happened (canonical ISO, UTC): its `at T`, else the scenario's clock; None
+    # before any time is stated. Never decreasing with the step (E148).
+    time: Optional[str] = field(default=None, kw_only=True)
 
     @property
     def event_class(self) -> Optional[str]:
@@ -133,12 +150,15 @@ class Observation(Event):
 
 @dataclass(frozen=True)
 class Communication(Event):
-    """`tell`, `says`, `announce` or `claim`: `fact` from `source` (the speaker for speech; the
-    claim's source) with its `authority`, reaching `listeners` (the speaker excluded): the
-    listener of a tell, everyone in the speaker's room (says), every agent (announce, claims
-    to all), a room's occupants or named agents (claims). `speaker` is None for a claim
-    without `by`; `room` is the room of a claim made `in R`. `published` (`at T`) and
-    `valid_from` are canonical ISO times or None."""
+    """`tell`, `says`, `announce`, `claim` or `retract`: `fact` from `source` (the speaker for
+    speech; the claim's source) with its `authority`, reaching `listeners` (the speaker
+    excluded): the listener of a tell, everyone in the speaker's room (says), every agent
+    (announce, retract, claims to all), a room's occupants or named agents (claims).
+    `speaker` is None for a claim without `by`; `room` is the room of a claim made `in R`.
+    `published` (a claim's `at T`) and `valid_from` are canonical ISO times or None; an
+    ending (`fact.ended`) has instead `valid_to`, where it ends the closed value's valid
+    interval (`valid to D`, else `published`, else the event's time, else "": the
+    beginning of time)."""
 
     speaker: Optional[str]
     listeners: tuple[str, ...]
@@ -148,6 +168,7 @@ class Communication(Event):
     room: Optional[str] = None
     published: Optional[str] = None
     valid_from: Optional[str] = None
+    valid_to: Optional[str] = None
 
 
 @dataclass(frozen=True)

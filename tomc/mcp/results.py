@@ -68,11 +68,13 @@ def failure(kind: str, message: str, exit_code: int,
 
 def event_json(event: AnyEvent) -> dict:
     """An event as `history` and `record` return it: {step, kind, text, line, witnesses},
-    plus what it carried: speaker, listeners, source, authority, room, key, value."""
+    plus what it carried: speaker, listeners, source, authority, room, times, key, value
+    (and `ended` for an ending)."""
     out = {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
            "witnesses": list(event.witnesses)}
-    for name in ("speaker", "source", "authority", "room", "published", "valid_from"):
-        if getattr(event, name, None) is not None:
+    for name in ("speaker", "source", "authority", "room", "published", "valid_from",
+                 "valid_to", "time"):
+        if getattr(event, name, None) not in (None, ""):
             out[name] = getattr(event, name)
     for name in ("agents", "listeners"):
         if getattr(event, name, None):
@@ -80,6 +82,8 @@ def event_json(event: AnyEvent) -> dict:
     fact = getattr(event, "fact", None)
     if fact is not None:
         out["key"], out["value"] = fact.key, fact.value
+        if fact.ended:  # docs/language.md "Endings": `value` is the one it names, or null
+            out["ended"] = True
     return out
 
 

@@ -25,12 +25,16 @@ Finance announces refund_4411.status = rejected # heard by every agent
 claim refund_4411.status = rejected from crm by Finance at 2026-03-01 valid from 2026-03-01 to all
                                     # a source's claim (source: a policy source or an agent);
                                     # audience: `to all` (default), `in R`, or `to A, B`
+claim refund_4411.carrier ended from crm at 2026-03-02   # the fact no longer holds (no new value)
+Billing retracts refund_4411.status # Billing takes back what it said (heard by every agent)
 handoff Finance -> Maya write       # Finance sends Maya what `handoff Finance -> Maya` includes
 Maya waits                          # nothing changes
 noop "free text"                    # nothing changes (kept for provenance)
+Maya waits at 2026-03-02T09:30      # `at T` on an event: when it happened (times never go back)
 
 Speech (tells, says, announces) never changes the truth; sets, moves, states and claims do.
 Questions are not recorded: use the question tools (believes, false_beliefs, who_knows,
 handoff, common_ground, explain, plan_announcements, context_for) or `ask` for any
-`ask` / `expect` line, e.g. `expect Maya believes refund_4411.status = rejected`.
+`ask` / `expect` line, e.g. `expect Maya believes refund_4411.status = rejected`;
+`... at 2026-03-02T10:00` asks what was held after the last event at or before that time.
 """

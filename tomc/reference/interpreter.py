@@ -13,8 +13,8 @@ from typing import Optional
 
 from tomc.answers import Answer, Provenance
 from tomc.dsl import ast
-from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence,
-                              QueryModel, Quiet, ReadyQuery, ScenarioModel)
+from tomc.dsl.program import (ENDED, AnyEvent, Communication, Handoff, Observation,
+                              Presence, QueryModel, Quiet, ReadyQuery, ScenarioModel)
 from tomc.readiness import ReadyAnswer, StepAnswer, step_status, verdict_of
 
 Chain = tuple[str, ...]
@@ -23,16 +23,21 @@ TRUTH: Chain = ()
 
 @dataclass
 class Fact:
-    """A value arriving at a perspective: `key = value` from `source` (None: observed)."""
+    """A value arriving at a perspective: `key = value` from `source` (None: observed). An
+    ending (`ended`) closes instead the current versions of `key` (of `value` when given;
+    adopted from `of` when given), their valid interval ending at `valid_to`."""
 
     key: str
-    value: str
+    value: Optional[str]
     many: bool
     room: Optional[str] = None
     source: Optional[str] = None
     authority: int = 0
     published: Optional[str] = None
     valid_from: str = ""
+    ended: bool = False
+    of: Optional[str] = None
+    valid_to: str = ""
 
 
 @dataclass
@@ -248,11 +253,13 @@ class ReferenceInterpreter:
             fact = event.fact
             facts = [Fact(fact.key, fact.value, fact.many, None, event.source,
                           event.authority, event.published,
-                          event.valid_from or event.published or "")]
+                          event.valid_from or event.published or "", fact.ended, fact.of,
+                          event.valid_to or "")]
             believers = [a for a in heard if self.trusts(a, speaker, fact.key)]
         if speaker is not None:
+            # An ending passes on no value: who-told-whom follows values (explain).
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
-                          for listener in heard for f in facts]
+                          for listener in heard for f in facts if not f.ended]
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
@@ -305,6 +312,8 @@ class ReferenceInterpreter:
 
     def adopt(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool, rule: str) -> str:
         """Resolve `fact` into `chain` (SEMANTICS.md section 4); returns the outcome."""
+        if fact.ended:
+            return self.end(chain, fact, event, force)
         current = [b for b in self.open(chain, fact.key)
                    if not fact.many or b.value == fact.value]
         held = current[0] if current else None
@@ -340,6 +349,29 @@ class ReferenceInterpreter:
                 fact.published, fact.valid_from, fact.room, rule, fact.authority,
                 [fact.source] if sourced else [], [event.step] if sourced else [],
                 [fact.authority] if sourced else []))
+        return outcome
+
+    def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:
+        """Resolve an ending into `chain` (docs/language.md "Endings", extending SEMANTICS.md
+        section 4): each current version it names is closed (knowledge time at this step,
+        valid time at the ending's `valid_to`) when the ending outranks it as a value would,
+        else the ending is recorded against it as contested (or, a tie under `ties first`,
+        dropped). Returns the last outcome ("none" when the chain held nothing it names)."""
+        outcome = "none"
+        for held in self.open(chain, fact.key):
+            if fact.value is not None and held.value != fact.value:
+                continue
+            if fact.of is not None and held.source != fact.of:
+                continue
+            if force or _outranks(fact, held, self.policy.ties):
+                outcome = "close"
+                held.until, held.valid_to = event.step, max(fact.valid_to, held.valid_from)
+            elif _tied(fact, held) and self.policy.ties == "first":
+                outcome = "ignore"
+            else:
+                outcome = "contest"
+                held.contested.append(Contest(event.step, ENDED, fact.source, fact.authority,
+                                              event.kind))
         return outcome
 
     # ------------------------------------------------------------------ reads

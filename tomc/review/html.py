@@ -27,7 +27,7 @@ from tomc.analysis.explain import explain
 from tomc.analysis.false_beliefs import false_beliefs
 from tomc.analysis.view import chain_text, shown
 from tomc.beliefs import Chain, Held
-from tomc.dsl.program import Communication
+from tomc.dsl.program import ENDED, Communication
 from tomc.runner import ScenarioRun
 
 
@@ -159,13 +159,28 @@ def _claims(run: ScenarioRun, beliefs: _Beliefs) -> list[dict]:
         if not isinstance(event, Communication) or event.kind != "claim":
             continue
         key, value, step = event.fact.key, event.fact.value, event.step
-        outcome = _outcome(beliefs, key, value, step, event.source)
+        if event.fact.ended:  # docs/language.md "Endings": it closes, no value of its own
+            outcome = _ending_outcome(beliefs, key, step)
+            value = ENDED if value is None else f"{value} {ENDED}"
+        else:
+            outcome = _outcome(beliefs, key, value, step, event.source)
         by_key.setdefault(key, []).append({
             "step": step, "line": event.line, "text": event.text, "value": value,
             "source": event.source, "authority": event.authority,
             "published": event.published or "", "valid_from": event.valid_from or
             event.published or "", "audience": list(event.listeners), "outcome": outcome})
     return [{"key": k, "rows": rows} for k, rows in sorted(by_key.items())]
+
+
+def _ending_outcome(beliefs: _Beliefs, key: str, step: int) -> str:
+    """What an ending did to the truth: ended V, contested (V kept), or nothing."""
+    closed = [h.value for h in beliefs.versions((), key) if h.until == step]
+    if closed:
+        return f"ended {', '.join(closed)}"
+    held = beliefs.at((), key, step)
+    if any(r.step == step and r.value == ENDED for h in held for r in h.rivals):
+        return f"contested ({', '.join(h.value for h in held)} kept)"
+    return "no effect on the truth"
 
 
 def _outcome(beliefs: _Beliefs, key: str, value: str, step: int,

@@ -5,11 +5,12 @@ valid for the checker too: names are declared before use, an agent exits only th
 is in, moves and `says` come only from an agent in a room, a tell has two distinct agents,
 a chain names pairwise distinct agents and is no deeper than the policy, claims come from
 a declared source or an agent, dates are real calendar dates, sets are expected only of
-keys a policy declares `many`, and handoffs and the analyses of two agents (handoff,
-common_ground, context_for) appear only under a policy of depth 2 or more, whose chain
-`S > R` they read, and `ready` asks only of procedures declared above (in the scenario
-or its policy). The nodes carry no spans: to run a generated file, format it
-with `tomc.dsl.formatter.format_file` and parse the text.
+keys a policy declares `many`, stated times (`clock T`, `... at T`) never go back, and
+handoffs and the analyses of two agents (handoff, common_ground, context_for) appear only
+under a policy of depth 2 or more, whose chain `S > R` they read, and `ready` asks only
+of procedures declared above (in the scenario or its policy). The nodes carry no spans:
+to run a generated file, format it with `tomc.dsl.formatter.format_file` and parse the
+text.
 
 Events are drawn as a plain list, independently of one another, then replayed in order
 with the agents' presence: an exit or a move by an agent in no room is given to an agent
@@ -31,6 +32,7 @@ from typing import Optional
 from hypothesis import strategies as st
 
 from tomc.dsl import ast
+from tomc.dsl.checker import parse_time
 
 PLAIN_NAMES = ["Sally", "Anne", "Bob", "room", "box", "marble", "x", "status", "_tmp", "a1"]
 UNICODE_NAMES = ["Zoë", "李雷", "Ελένη", "Ångström", "ŝipo", "Мария"]
@@ -150,12 +152,30 @@ def facts(world: World) -> st.SearchStrategy[ast.Fact]:
 # ---------------------------------------------------------------- events
 
 
-def _claims(world: World, fact: st.SearchStrategy[ast.Fact]) -> st.SearchStrategy[ast.Claim]:
-    audiences = st.one_of(
+def _audiences(world: World) -> st.SearchStrategy[dict]:
+    return st.one_of(
         st.just({"audience": "all"}),
         st.sampled_from(world.rooms).map(lambda room: {"audience": "room", "room": room}),
         _subset(world.agents).map(lambda agents: {"audience": "agents", "recipients": agents}),
     )
+
+
+def _ended_claims(world: World) -> st.SearchStrategy[ast.EndedClaim]:
+    """`claim KEY [= V] ended from S ...`: mostly the whole key, sometimes one value."""
+    return st.builds(
+        lambda audience, **fields: ast.EndedClaim(**fields, **audience),
+        _audiences(world),
+        key=keys(world),
+        value=st.none() | st.none() | values(world),
+        source=st.sampled_from(world.agents + world.sources),
+        by=st.none() | st.sampled_from(world.agents),
+        at=st.none() | _times,
+        valid_to=st.none() | _times,
+    )
+
+
+def _claims(world: World, fact: st.SearchStrategy[ast.Fact]) -> st.SearchStrategy[ast.Claim]:
+    audiences = _audiences(world)
     return st.builds(
         lambda audience, **fields: ast.Claim(**fields, **audience),
         audiences,
@@ -168,7 +188,19 @@ def _claims(world: World, fact: st.SearchStrategy[ast.Fact]) -> st.SearchStrateg
 
 
 def _events(world: World) -> st.SearchStrategy:
-    """Every kind of event, each drawn without regard to presence (see `_replay`)."""
+    """Every kind of event (and `clock T`), each drawn without regard to presence or time
+    order (see `_replay` and `_in_time_order`); a third of the events say `at T`."""
+    times = st.none() | st.none() | _times
+    return st.builds(_at, _untimed_events(world), times) | st.builds(ast.Clock, time=_times)
+
+
+def _at(event, at: Optional[str]):
+    """`event ... at T`, when the event can say when it happened."""
+    return event.model_copy(update={"at": at}) if isinstance(event, ast.Timed) else event
+
+
+def _untimed_events(world: World) -> st.SearchStrategy:
+    """Every kind of event, as written without `at T`."""
     agent, room, fact = st.sampled_from(world.agents), st.sampled_from(world.rooms), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
     handoffs = [st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]),
@@ -186,6 +218,9 @@ def _events(world: World) -> st.SearchStrategy:
         st.builds(ast.Says, speaker=agent, fact=fact),
         st.builds(ast.Announce, speaker=agent, fact=fact),
         _claims(world, fact),
+        _ended_claims(world),
+        st.builds(ast.Retract, speaker=agent, key=keys(world),
+                  value=st.none() | st.none() | values(world)),
         st.builds(ast.Wait, agent=agent),
         st.builds(ast.Noop, text=st.none() | st.text(_CHARACTERS, max_size=20)),
     )
@@ -333,7 +368,7 @@ def _ready_queries(world: World, known: list[ast.Procedure]) -> st.SearchStrateg
 def _queries(world: World,
              known: list[ast.Procedure] = ()) -> st.SearchStrategy[ast.Expect | ast.Ask]:
     whens = st.none() | st.builds(ast.When, step=st.integers(0, 40)) | st.builds(
-        ast.When, date=_times)
+        ast.When, date=_times) | st.builds(ast.When, time=_times)
     sources = st.lists(st.builds(_as_value, st.sampled_from(world.agents + world.sources),
                                  st.booleans()), min_size=1, max_size=3)
     expects = st.builds(partial(_expect, world), _subjects(world),
@@ -354,11 +389,42 @@ def _queries(world: World,
 def _scenario(world: World, declared: list[ast.Procedure], name: ast.Name, events: list,
               queries: list) -> ast.Scenario:
     where: dict[ast.Name, ast.Name] = {}
-    played = [e for e in (_replay(event, where) for event in events) if e is not None]
-    asked = [_no_later_than(len(played), query) for query in queries]
+    played = [e for e in (_replay(event, where) for event in _in_time_order(events))
+              if e is not None]
+    played = _retracting_what_was_said(played)
+    steps = sum(not isinstance(e, ast.Clock) for e in played)
+    asked = [_no_later_than(steps, query) for query in queries]
     return ast.Scenario(name=name, statements=[ast.Agents(names=world.agents),
                                                ast.Rooms(names=world.rooms), *declared,
                                                *played, *asked])
+
+
+def _in_time_order(events: list) -> list:
+    """The events with the times they state (`clock T`, `... at T`; not a claim's `at`, its
+    publication time) sorted into the order of the events: times never go back (E148)."""
+    def stated(event) -> bool:
+        return isinstance(event, ast.Clock) or (isinstance(event, ast.Timed)
+                                                and event.at is not None)
+
+    times = iter(sorted((e.time if isinstance(e, ast.Clock) else e.at
+                         for e in events if stated(e)), key=parse_time))
+    return [(ast.Clock(time=next(times)) if isinstance(e, ast.Clock)
+             else e.model_copy(update={"at": next(times)})) if stated(e) else e
+            for e in events]
+
+
+def _retracting_what_was_said(events: list) -> list:
+    """Each `A retracts KEY` made to name the key A last spoke about (a retraction closes
+    only beliefs held on A's word: drawn freely, it would seldom find one)."""
+    said: dict[str, ast.Key] = {}
+    out = []
+    for event in events:
+        if isinstance(event, (ast.Tell, ast.Says, ast.Announce)):
+            said[event.speaker.text] = event.fact.key
+        if isinstance(event, ast.Retract) and event.speaker.text in said:
+            event = event.model_copy(update={"key": said[event.speaker.text]})
+        out.append(event)
+    return out
 
 
 def _no_later_than(steps: int, query):

@@ -7,5 +7,5 @@ UNWIND $writes AS w
 MATCH (p:P) WHERE id(p) = w.p
 UNWIND [x IN $facts WHERE x.key IN w.keys] AS f
 WITH p, f, w.force AS force, w.rule AS rule
-{% include "resolve.cypher" %}
+{% include ("resolve_ended.cypher" if ended | default(false) else "resolve.cypher") %}
 RETURN count(*) AS resolved

@@ -362,11 +362,14 @@ def test_compiled_handoff_reads_the_senders_mind_and_keeps_user_values_in_parame
   ask handoff "O'Brien" -> "DETACH `x`"
 }
 """
-    handed = [{"key": "k.s", "value": "}) MATCH (n)", "many": False}]
+    handed = [{"key": "k.s", "value": "}) MATCH (n)", "many": False,
+               "support": ["MATCH (n) via O'Brien"], "authority": 3,
+               "rivals": [{"value": "DETACH", "source": "DETACH via O'Brien", "authority": 1}]}]
     plan = compile_scenario(scenario(text), lambda event: Bindings(handed=handed))
     statements = plan.events[1].statements
     assert statements[0].template == "communication.cypher"
     assert any(s.graph == "DETACH `x`" for s in statements)  # the receiver's mind is written
+    assert any(s.template == "contest.cypher" for s in statements)  # and its caveats
     for statement in plan.all_statements():
         for value in ("O'Brien", "DETACH", "MATCH (n)"):
             assert value not in statement.cypher

@@ -15,11 +15,15 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
   beliefs, from `S > R` now, and from `S > R` once it takes the included facts in (a `one`
   key takes the value sent, a `many` key adds it).
 
-The message is the included facts, one `KEY = VALUE` line each, plus a line per caveat.
-Its size is compared with the full event transcript (every event's text up to the step) by
-`estimate_tokens`. `handoff S -> R write` sends exactly the included facts (`facts_to_send`),
-as one private message of S (SEMANTICS.md section 3, "on tell:" rules; section 4 resolves
-them with S's authority).
+The message is the included facts, one `KEY = VALUE` line each (with the sources behind
+it), plus a line per caveat: the receipt counts them (`size`), and their tokens are
+compared with the full event transcript (every event's text up to the step) by
+`estimate_tokens`. `handoff S -> R write` sends exactly that (`handed_over`), as one private
+message of S routed by the "on tell:" rules (SEMANTICS.md section 3), with provenance: each
+fact keeps its original sources, each written `SOURCE via S`, and their authority (section
+4 resolves it with that authority); a fact S observed has S as its source, with S's
+authority as a speaker; each caveat arrives as a contested claim (docs/language.md,
+"handoff S -> R write").
 """
 
 from __future__ import annotations
@@ -109,6 +113,11 @@ class HandoffReceipt:
     transcript_tokens: int
     readiness: tuple[Readiness, ...] = ()
 
+    @property
+    def size(self) -> int:
+        """The lines sent: one per included fact, one per caveat."""
+        return len(self.included) + len(self.caveats)
+
     def items(self, part: Optional[str]) -> list[str]:
         """includes / caveats: keys; excludes: `KEY: REASON`."""
         if part == "includes":
@@ -131,7 +140,8 @@ class HandoffReceipt:
         for e in self.excluded:
             shown_value = "" if e.value is None else f" = {e.value}"
             out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
-        out.append(f"size: {self.tokens} tokens, against {self.transcript_tokens} for the "
+        out.append(f"size: {self.size} lines ({len(self.included)} facts, {len(self.caveats)} "
+                   f"caveats), {self.tokens} tokens, against {self.transcript_tokens} for the "
                    f"full transcript (words and punctuation marks)")
         out += [f"readiness: {r.procedure} ({', '.join(r.keys)}): {self.sender} "
                 f"{r.sender}; {self.sender} > {self.receiver} {r.receiver_now} now, "
@@ -139,7 +149,7 @@ class HandoffReceipt:
         return out
 
     def to_json(self) -> dict:
-        """{sender, receiver, step, included, excluded, caveats, message, tokens,
+        """{sender, receiver, step, included, excluded, caveats, message, size, tokens,
         readiness}."""
         return {
             "sender": self.sender, "receiver": self.receiver, "step": self.step,
@@ -151,6 +161,8 @@ class HandoffReceipt:
                          "source": c.rival.source, "authority": c.rival.authority,
                          "step": c.rival.step} for c in self.caveats],
             "message": self.message,
+            "size": {"lines": self.size, "facts": len(self.included),
+                     "caveats": len(self.caveats)},
             "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
                        "tokenizer": "words and punctuation marks (approximation)"},
             "readiness": [r.to_json() for r in self.readiness],
@@ -164,6 +176,51 @@ def facts_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
     return sorted((h for h in view.held([(sender,)])
                    if not is_private(h.kind) and (h.key, h.value) not in model),
                   key=lambda h: (h.key, h.value))
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One fact of `handoff S -> R write` as the receiver gets it: `key = value` with its
+    provenance, each source written `SOURCE via S` (`support`, the first one the version's
+    `source`), the `authority` S held it with, and the rivals S recorded against it (the
+    receipt's caveats), to be recorded as contested claims, their sources `via S` too."""
+
+    key: str
+    value: str
+    support: tuple[str, ...]
+    authority: int
+    rivals: tuple[Rival, ...]
+
+
+def via(source: str, agent: str) -> str:
+    """A source as it reaches a receiver through `agent`: `bulletin_r4 via Scout` (handed on
+    again: `bulletin_r4 via Scout via Planner`)."""
+    return f"{source} via {agent}"
+
+
+def handed_over(view: BeliefView, sender: str, receiver: str,
+                speaking_authority: int) -> list[Sent]:
+    """What `handoff sender -> receiver write` sends, as of the view's step: the included
+    facts with their sources and authority (a fact the sender observed: the sender itself,
+    with its `speaking_authority`), and their non-private rivals."""
+    out = []
+    for h in facts_to_send(view, sender, receiver):
+        if h.support:
+            support, authority = tuple(via(s, sender) for s in h.support), h.authority
+        else:
+            support, authority = (sender,), speaking_authority
+        rivals = tuple(Rival(r.value, via(r.source, sender) if r.source else sender,
+                             r.authority, r.step, r.kind)
+                       for r in h.rivals if not is_private(r.kind))
+        out.append(Sent(h.key, h.value, support, authority, rivals))
+    return out
+
+
+def _line(i: Included) -> str:
+    """A sent fact: `KEY = VALUE`, with its sources and authority unless observed."""
+    if not i.sources:
+        return f"{i.key} = {i.value}"
+    return f"{i.key} = {i.value} (from {', '.join(i.sources)}; authority {i.authority})"
 
 
 def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
@@ -202,7 +259,7 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
             excluded.append(Excluded(old.key, "superseded", old.value,
                                      f"held from step {old.since}, {how} at step {old.until}"))
     excluded.sort(key=lambda e: (e.key, e.reason, e.value or ""))
-    message = "\n".join([f"{i.key} = {i.value}" for i in included]
+    message = "\n".join([_line(i) for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
                            f"({c.rival.source or 'observed'})" for c in caveats])
     transcript = "\n".join(e.text for e in view.events())

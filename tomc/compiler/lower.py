@@ -133,8 +133,9 @@ class Compiler:
         return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
-        facts = [_fact(h["key"], h["value"], h["many"], None, event.speaker, event.authority)
-                 for h in bindings.handed]
+        facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
+                       support=h["support"]) for h in bindings.handed]
+        rivals = [{"key": h["key"], **rival} for h in bindings.handed for rival in h["rivals"]]
         world = self._world(event, "communication.cypher", rev,
                             {"facts": facts, "truth": None, "speaker": event.speaker,
                              "listeners": [event.listener]},
@@ -144,7 +145,7 @@ class Compiler:
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
         routes = communication_routes(self.scenario.policy, self.chains(), event,
                                       believers)
-        return self._routed(event, world, routes, facts, ("handed",))
+        return self._routed(event, world, routes, facts, ("handed",), rivals)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
         return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
@@ -160,13 +161,15 @@ class Compiler:
                          {**base, **params}, (event.line, event.text))
 
     def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
-                facts: list[FactRow], bound: tuple[str, ...]) -> EventPlan:
+                facts: list[FactRow], bound: tuple[str, ...],
+                rivals: Sequence[FactRow] = ()) -> EventPlan:
         keys = [f["key"] for f in facts]
         plans = self.perspectives.plan(routes, keys) if facts else {}
-        return self._plan(event, world, plans, bound, facts)
+        return self._plan(event, world, plans, bound, facts, rivals)
 
     def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
-              bound: tuple[str, ...], facts: Optional[list[FactRow]] = None) -> EventPlan:
+              bound: tuple[str, ...], facts: Optional[list[FactRow]] = None,
+              rivals: Sequence[FactRow] = ()) -> EventPlan:
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
         plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
@@ -189,15 +192,27 @@ class Compiler:
                  "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
                              "keys": list(w.keys)} for w in mind.writes]},
                 origin, links=True))
+            if rivals and mind.writes:  # a handoff's caveats, contested at the receiver
+                plan.statements.append(Statement(
+                    agent, "contest.cypher", render("contest.cypher"),
+                    {"step": event.step, "kind": event.kind, "rivals": list(rivals),
+                     "writes": [{"p": list(w.chain), "keys": list(w.keys)}
+                                for w in mind.writes]},
+                    origin, links=True))
         return plan
 
 
 def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,
-          authority: int = 0, published: Optional[str] = None, valid_from: str = "") -> FactRow:
-    """A fact as the templates take it (resolve.cypher's `f`); an ending (`ended`) also has
-    `of` and `valid_to` (resolve_ended.cypher)."""
+          authority: int = 0, published: Optional[str] = None, valid_from: str = "",
+          support: Optional[Sequence[str]] = None) -> FactRow:
+    """A fact as the templates take it (resolve.cypher's `f`): `support` lists the sources
+    it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
+    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher)."""
+    if support is None:
+        support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
-            "authority": authority, "published": published, "valid_from": valid_from}
+            "support": list(support), "authority": authority, "published": published,
+            "valid_from": valid_from}
 
 
 # How each event family is lowered (Compiler.event).

@@ -53,10 +53,18 @@ class Name(Node):
 
 
 class Value(Node):
-    """A value on the right of `=`: kept as text; `kind` only guides formatting."""
+    """A value on the right of `=`: kept as text; `kind` only guides formatting. In
+    `supported by`, a source and `via` the agents it was handed through, in order
+    (`bulletin_r4 via Scout`: docs/language.md, "handoff S -> R write")."""
 
     text: str
     kind: Literal["name", "string", "number", "time"] = "name"
+    via: list[Name] = []
+
+    @property
+    def support_text(self) -> str:
+        """The source as a belief's support writes it: `bulletin_r4 via Scout`."""
+        return " via ".join([self.text, *(n.text for n in self.via)])
 
 
 class Key(Node):

@@ -564,11 +564,13 @@ class _ScenarioChecker:
         if stmt.kind == "value" and many:
             self.error("E141", f"`{key}` has cardinality many but a single value is expected",
                        stmt.span, f"write `= {{{stmt.values[0].text}}}`")
+        for via in (n for v in stmt.values for n in v.via):
+            self.agent(via)  # a source is handed on by agents only
         step, on_date = self._when(stmt)
         aspect = stmt.kind if stmt.kind in ("contested", "supported") else "value"
         self.queries.append(QueryModel(
             kind="expect", chain=chain, key=key, step=step, text=self.text_of(stmt),
-            line=_line(stmt), span=stmt.span, expected=tuple(v.text for v in stmt.values),
+            line=_line(stmt), span=stmt.span, expected=tuple(v.support_text for v in stmt.values),
             expect_set=stmt.kind == "set", many=many, aspect=aspect, on_date=on_date))
 
     def _ask(self, stmt: ast.Ask) -> None:

@@ -329,7 +329,10 @@ def _expectation(expect: ast.Expect) -> str:
         return "unknown"
     if expect.kind == "set":
         return f"= {{{values}}}"
-    if expect.kind in ("contested", "supported"):
+    if expect.kind == "supported":
+        return "supported by " + ", ".join(
+            " via ".join([_value(v), *(_name(n) for n in v.via)]) for v in expect.values)
+    if expect.kind == "contested":
         return f"{expect.kind} by {values}"
     return f"is in {values}" if expect.form == "located" else f"= {values}"
 

@@ -666,9 +666,12 @@ class _Builder(Transformer):
         return ("contested", list(children), "assign")
 
     def expect_supported(self, meta, children):
-        values = [ast.Value(text=n.text, kind="string" if n.quoted else "name", span=n.span)
-                  for n in children[0]]
-        return ("supported", values, "assign")
+        return ("supported", list(children), "assign")
+
+    def support(self, meta, children):
+        source, *via = children
+        return ast.Value(text=source.text, kind="string" if source.quoted else "name",
+                         via=via, span=_span(meta))
 
     def at_step(self, meta, children):
         return ast.When(step=int(children[0]), span=_span(meta))

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import redis
 
-from tomc.analysis.handoff import facts_to_send
+from tomc.analysis.handoff import handed_over
 from tomc.answers import Answer
 from tomc.compiler.lower import Compiler
 from tomc.compiler.perspectives import Perspectives
@@ -138,8 +138,12 @@ class FalkorEngine:
             if read.statement is None:  # handed: what `ask handoff` includes, right now
                 view = GraphView(self.db, self.graphs, self.scenario, event.step - 1)
                 policy = self.scenario.policy
-                bindings.handed = [{"key": h.key, "value": h.value, "many": policy.is_many(h.key)}
-                                   for h in facts_to_send(view, event.speaker, event.listener)]
+                bindings.handed = [
+                    {"key": h.key, "value": h.value, "many": policy.is_many(h.key),
+                     "support": list(h.support), "authority": h.authority,
+                     "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
+                                for r in h.rivals]}
+                    for h in handed_over(view, event.speaker, event.listener, event.authority)]
                 continue
             if writer is not None:
                 (reply,) = writer.read([query_command(self.graphs.graph(WORLD),

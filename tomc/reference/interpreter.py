@@ -25,7 +25,11 @@ TRUTH: Chain = ()
 class Fact:
     """A value arriving at a perspective: `key = value` from `source` (None: observed). An
     ending (`ended`) closes instead the current versions of `key` (of `value` when given;
-    adopted from `of` when given), their valid interval ending at `valid_to`."""
+    adopted from `of` when given), their valid interval ending at `valid_to`.
+
+    A handed-over fact (`handoff S -> R write`) carries its whole `support` (`SOURCE via S`,
+    the first one its `source`) and the `rivals` to record against it as contested claims
+    (tomc/analysis/handoff.py `handed_over`)."""
 
     key: str
     value: Optional[str]
@@ -38,6 +42,14 @@ class Fact:
     ended: bool = False
     of: Optional[str] = None
     valid_to: str = ""
+    support: Optional[tuple[str, ...]] = None
+    rivals: tuple = ()
+
+    def sources(self) -> tuple[str, ...]:
+        """The sources the fact comes with: its support, else its one source, if any."""
+        if self.support is not None:
+            return self.support
+        return (self.source,) if self.source is not None else ()
 
 
 @dataclass
@@ -232,14 +244,15 @@ class ReferenceInterpreter:
         return [a for a in heard if a != speaker]
 
     def handed_over(self, event: Handoff) -> list[Fact]:
-        """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now."""
+        """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now, with
+        their sources (`via S`), authority and rivals."""
         # Imported here: the view module reads this interpreter's types.
-        from tomc.analysis.handoff import facts_to_send
+        from tomc.analysis.handoff import handed_over
         from tomc.reference.view import ReferenceView
         view = ReferenceView(self, event.step - 1)
-        return [Fact(h.key, h.value, self.policy.is_many(h.key), None, event.speaker,
-                     event.authority) for h in facts_to_send(view, event.speaker,
-                                                             event.listener)]
+        return [Fact(h.key, h.value, self.policy.is_many(h.key), None, h.support[0],
+                     h.authority, support=h.support, rivals=h.rivals)
+                for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
         speaker = event.speaker
@@ -264,6 +277,7 @@ class ReferenceInterpreter:
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
         section = self.policy.sections.get(event.event_class)
+        rivalled: set[Chain] = set()  # a chain two rules name hears the rivals once
         for rule in section.rules if section else []:
             if rule.over:
                 sets = {"listeners": heard, "believers": believers,
@@ -278,7 +292,21 @@ class ReferenceInterpreter:
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
                 for fact in facts:
                     self.adopt(chain, fact, event, force, rule.text)
+                if chain not in rivalled:
+                    rivalled.add(chain)
+                    for fact in facts:
+                        self.record_rivals(chain, fact, event)
         return ([speaker] if speaker else []) + heard
+
+    def record_rivals(self, chain: Chain, fact: Fact, event: AnyEvent) -> None:
+        """A handed-over fact's rivals, each a contested claim against what the chain holds
+        about the key now (its one current value: rivals exist only for cardinality one),
+        unless that is the rival's own value."""
+        for rival in fact.rivals:
+            held = next(iter(self.open(chain, fact.key)), None)
+            if held is not None and held.value != rival.value:
+                held.contested.append(Contest(event.step, rival.value, rival.source,
+                                              rival.authority, event.kind))
 
     def chains_over(self, members: set[str], rule: ast.Rule, speaker: Optional[str],
                     listeners: list[str]) -> list[Chain]:
@@ -328,10 +356,11 @@ class ReferenceInterpreter:
         else:
             outcome = "contest"
         if outcome == "corroborate":
-            if fact.source is not None and fact.source not in held.support:
-                held.support.append(fact.source)
-                held.support_since.append(event.step)
-                held.support_authority.append(fact.authority)
+            for source in fact.sources():
+                if source not in held.support:
+                    held.support.append(source)
+                    held.support_since.append(event.step)
+                    held.support_authority.append(fact.authority)
             held.authority = max(held.authority, fact.authority)
         elif outcome == "ignore":
             pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
@@ -343,12 +372,11 @@ class ReferenceInterpreter:
                 # A successor valid from before the held value began: the held value
                 # never held in valid time (an empty interval, never an inverted one).
                 held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
-            sourced = fact.source is not None
+            sources = list(fact.sources())
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
-                fact.published, fact.valid_from, fact.room, rule, fact.authority,
-                [fact.source] if sourced else [], [event.step] if sourced else [],
-                [fact.authority] if sourced else []))
+                fact.published, fact.valid_from, fact.room, rule, fact.authority, sources,
+                [event.step] * len(sources), [fact.authority] * len(sources)))
         return outcome
 
     def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:

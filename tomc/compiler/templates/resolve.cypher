@@ -3,7 +3,7 @@
     the current version at this step, valid until the new value's valid_from, and link the
     new one to it), record a contested claim, or (a tie under `ties first`) ignore it. Nothing is deleted: open versions hang on
     HOLDS edges, closed ones on HELD edges, so a write only walks what is current.
-    Support grows in place, each source kept with the step it joined and its authority, so
+    Support (`f.support`: the fact's sources) grows in place, each source kept with the step it joined and its authority, so
     reads at a past step see the support and authority of then. `made` is the step that
     created a node or edge (tomc/runtime/recovery.py undoes an event by it).
     The current versions are collected, then filtered: an OPTIONAL MATCH with a WHERE on
@@ -29,11 +29,11 @@ WITH p, f, rule, h, b, CASE
     THEN 'ignore'
   ELSE 'contest' END AS outcome
 WITH p, f, rule, h, b, outcome,
-     f.source IS NOT NULL AND NOT f.source IN coalesce(b.support, []) AS new_source
-FOREACH (_ IN CASE WHEN outcome = 'corroborate' AND new_source THEN [1] ELSE [] END |
-  SET b.support = b.support + [f.source],
-      b.support_since = b.support_since + [$step],
-      b.support_authority = b.support_authority + [f.authority],
+     [s IN f.support WHERE NOT s IN coalesce(b.support, [])] AS new_sources
+FOREACH (_ IN CASE WHEN outcome = 'corroborate' AND size(new_sources) > 0 THEN [1] ELSE [] END |
+  SET b.support = b.support + new_sources,
+      b.support_since = b.support_since + [s IN new_sources | $step],
+      b.support_authority = b.support_authority + [s IN new_sources | f.authority],
       b.authority = CASE WHEN f.authority > b.authority THEN f.authority ELSE b.authority END)
 FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
   SET b.until = $step,
@@ -44,18 +44,18 @@ FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
           kind: $kind, rule: rule, source: f.source, authority: f.authority,
           origin_authority: f.authority, published: f.published, valid_from: f.valid_from,
           room: f.room, made: $step,
-          support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END,
-          support_since: CASE WHEN f.source IS NULL THEN [] ELSE [$step] END,
-          support_authority: CASE WHEN f.source IS NULL THEN [] ELSE [f.authority] END
+          support: f.support,
+          support_since: [s IN f.support | $step],
+          support_authority: [s IN f.support | f.authority]
           })-[:SUPERSEDES]->(b))
 FOREACH (_ IN CASE WHEN outcome = 'adopt' THEN [1] ELSE [] END |
   CREATE (p)-[:HOLDS]->(:V {key: f.key, value: f.value, many: f.many, since: $step,
           kind: $kind, rule: rule, source: f.source, authority: f.authority,
           origin_authority: f.authority, published: f.published, valid_from: f.valid_from,
           room: f.room, made: $step,
-          support: CASE WHEN f.source IS NULL THEN [] ELSE [f.source] END,
-          support_since: CASE WHEN f.source IS NULL THEN [] ELSE [$step] END,
-          support_authority: CASE WHEN f.source IS NULL THEN [] ELSE [f.authority] END}))
+          support: f.support,
+          support_since: [s IN f.support | $step],
+          support_authority: [s IN f.support | f.authority]}))
 FOREACH (_ IN CASE WHEN outcome = 'contest' THEN [1] ELSE [] END |
   CREATE (:Contest {key: f.key, value: f.value, since: $step, kind: $kind, source: f.source,
           authority: f.authority, published: f.published})-[:CONTESTS {made: $step}]->(b))

@@ -177,6 +177,49 @@ def test_handoff_write_sends_the_included_facts_as_a_private_message(db):
     assert told == [["A", "B", "k.s", "two"], ["A", "B", "m.s", "x"]]
 
 
+def test_handoff_write_keeps_the_original_sources_authority_and_caveats(db):
+    # A holds 18 from the bulletin (4), the memo's 20 (1) contested against it; B has heard
+    # nothing. After the handoff B holds 18 supported by `bulletin via A` with authority 4,
+    # and 20 is contested against it, from `memo via A`: B can tell the bulletin from a
+    # rumour. Handed on again, the sources go `via A via B`.
+    body = ("claim d.s = 18 from bulletin to A\n"
+            "claim d.s = 20 from memo to A\n"
+            "A sets k.s = seen\n"                      # observed: A is the source
+            "handoff A -> B write\n"
+            "expect B believes d.s = 18\n"
+            "expect B believes d.s supported by bulletin via A\n"
+            "expect B believes d.s contested by 20\n"
+            "expect B believes k.s supported by A\n"
+            "claim d.s = 19 from memo to B\n"          # memo (1) < bulletin (4): contested
+            "expect B believes d.s = 18\n"
+            "handoff B -> C write\n"
+            "expect C believes d.s supported by bulletin via A via B\n"
+            "expect C believes d.s contested by 19, 20\n"
+            "ask explain B d.s")
+    engine = run(db, body, "p")
+    *checks, explained = engine.answers
+    assert all(a.passed for a in checks), [a.query.text for a in engine.failed]
+    held = explained.result.reasons[0].belief
+    assert (held.support, held.authority) == (("bulletin via A",), 4)
+    assert [(r.value, r.source, r.authority) for r in held.rivals] == [
+        ("20", "memo via A", 1), ("19", "memo", 1)]
+
+
+def test_handoff_receipt_counts_and_shows_what_is_sent(db):
+    body = ("claim d.s = 18 from bulletin to A\nclaim d.s = 20 from memo to A\n"
+            "A sets k.s = seen\nask handoff A -> B")
+    (receipt,) = results(db, body, "p")
+    assert receipt.message == ("d.s = 18 (from bulletin; authority 4)\nk.s = seen\n"
+                               "caveat: d.s = 18 is contested by 20 (memo)")
+    assert receipt.size == 3 and receipt.to_json()["size"] == {"lines": 3, "facts": 2,
+                                                               "caveats": 1}
+
+
+def test_support_via_an_agent_must_name_an_agent():
+    text = HEADER.format(policy="default") + "  expect A believes k supported by x via Zed\n}\n"
+    assert codes(text) == ["E101"]
+
+
 def test_handoff_write_with_nothing_to_send_is_recorded_and_changes_nothing(db):
     body = ("A, B enter r\nin r: k.s = one\nhandoff A -> B write\n"
             "expect explain B k.s from step 2\nexpect B > A believes k.s = one")

@@ -14,12 +14,15 @@ from dataclasses import replace
 
 from hypothesis import given, note, settings
 
-from strategies import inline_policy_files, scenario_files
+from strategies import handoff_files, inline_policy_files, scenario_files
+from tomc.analysis.handoff import handed_over
+from tomc.compiler.routing import communication_routes
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
 from tomc.reference.interpreter import run_reference
 from tomc.dsl.program import QueryModel, ReadyQuery
 from tomc.readiness import ReadyAnswer
+from tomc.reference.view import ReferenceView
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
 from tomc.runner import run_scenario
@@ -29,6 +32,9 @@ Version = tuple[tuple[str, ...], str, str, int, object]  # chain, key, value, si
 # The shipped policies, and generated policies with their own routing rules, trust modes,
 # sources and cardinalities.
 FILES = scenario_files() | inline_policy_files()
+# Files of claims, tells and handoffs under `trust authority`: handoffs with sources and
+# caveats to carry on, which FILES draws rarely.
+HANDOFFS = handoff_files()
 
 
 def checked(file):
@@ -134,6 +140,64 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
                   for h in run.view(new.since - 1).held([new.chain]) if h.key == new.key}
         for old in closed:
             assert authority[new.value] >= before[old.value], (new, old)
+
+
+def provenance(view, chains) -> set:
+    """Every version the chains held by the view's step, with its provenance: kind, rule,
+    source, support, authority and the rivals contested against it."""
+    return {(h.chain, h.key, h.value, h.since, h.until, h.kind, h.rule, h.source,
+             tuple(sorted(h.support)), h.authority,
+             tuple(sorted((r.value, r.source or "", r.authority, r.step, r.kind)
+                          for r in h.rivals)))
+            for h in [*view.held(chains), *view.superseded(chains)]}
+
+
+@given(FILES | HANDOFFS)
+def test_engines_agree_on_provenance(db, file):
+    """Invariant 2 with provenance: every version's source, support, authority and
+    contested rivals are the same on both engines (handoffs carry all of them on)."""
+    _, scenario = checked(file)
+    steps = len(scenario.events)
+    run = run_scenario(scenario, "falkordb", db)
+    chains = [(), *scenario.chains()]
+    reference = ReferenceView(run_reference(scenario), steps)
+    assert provenance(run.view(steps), chains) == provenance(reference, chains)
+
+
+@given(HANDOFFS)
+def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
+    """On one engine's answers alone (both could share a bug): after `handoff S -> R
+    write`, when a rule names R and R holds a sent value, its support holds each source S
+    held it with, written `SOURCE via S` (S itself for what S observed); and every rival S
+    recorded against it (not private) is contested against what R holds, via S."""
+    _, scenario = checked(file)
+    handoffs = [e for e in scenario.events if e.kind == "handoff"]
+    if not handoffs:
+        return
+    run = run_scenario(scenario, "falkordb", db)
+    policy = scenario.policy
+    for event in handoffs:
+        sender, receiver = event.speaker, event.listener
+        believers = [] if policy.trust == "exit_order" else [receiver]
+        routed = {r.chain for r in communication_routes(policy, scenario.chains(), event,
+                                                        believers)}
+        if (receiver,) not in routed:
+            continue
+        held = {(h.key, h.value): h for h in run.view(event.step).held([(receiver,)])}
+        before = run.view(event.step - 1).held([(sender,)])
+        for sent in handed_over(run.view(event.step - 1), sender, receiver, event.authority):
+            own = next(h for h in before if (h.key, h.value) == (sent.key, sent.value))
+            expected = {f"{s} via {sender}" for s in own.support} or {sender}
+            mine = held.get((sent.key, sent.value))
+            if mine is not None:
+                assert expected <= set(mine.support), (event.text, mine)
+            current = [h for (key, _), h in held.items() if key == sent.key]
+            for rival in (r for r in own.rivals if r.kind != "tell"):
+                for h in current:
+                    if h.value != rival.value:
+                        assert (rival.value, f"{rival.source} via {sender}"
+                                if rival.source else sender, event.step) in {
+                            (r.value, r.source, r.step) for r in h.rivals}, (event.text, h)
 
 
 # Each example runs its queries on both engines, and plan_announcements copies graphs

@@ -441,12 +441,27 @@ def _no_later_than(steps: int, query):
     return query
 
 
-def scenarios(world: World, max_events: int = 40,
-              max_queries: int = 6) -> st.SearchStrategy[ast.Scenario]:
+def _provenance_events(world: World) -> st.SearchStrategy:
+    """Claims to one agent, tells and handoffs: what gives beliefs sources, rivals and
+    provenance to hand on (a world of depth 2 or more)."""
+    agent, fact = st.sampled_from(world.agents), facts(world)
+    pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    handoff = st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]), pairs)
+    tell = st.builds(lambda pair, fact: ast.Tell(speaker=pair[0], listener=pair[1], fact=fact),
+                     pairs, fact)
+    # Claims to one agent: what the others lack, so that a handoff has something to send.
+    to_one = st.builds(lambda claim, agent: claim.model_copy(update={
+        "audience": "agents", "room": None, "recipients": [agent]}), _claims(world, fact), agent)
+    return st.one_of(handoff, to_one, tell)
+
+
+def scenarios(world: World, max_events: int = 40, max_queries: int = 6,
+              events: Optional[st.SearchStrategy] = None) -> st.SearchStrategy[ast.Scenario]:
     """A scenario over `world`: declarations (0-2 procedures of its own, named apart from
-    the policy's), up to max_events events, then up to max_queries expects and asks (`at
-    step N` names a step that has happened)."""
-    events = _events(world)  # a drawn length: lists alone average about five elements
+    the policy's), up to max_events events (drawn from `events`, by default every kind),
+    then up to max_queries expects and asks (`at step N` names a step that has happened)."""
+    events = _events(world) if events is None else events  # a drawn length: lists alone
+    # average about five elements
     taken = {p.name.text for p in world.procedures}
     own = st.lists(procedures(world).filter(lambda p: p.name.text not in taken),
                    max_size=2 if max_queries else 0, unique_by=lambda p: p.name.text)
@@ -532,6 +547,20 @@ def inline_policy_files(draw, max_events: int = 40) -> ast.File:
         procedures=policy.procedures)
     return ast.File(items=[policy, ast.UsePolicy(target=policy.name),
                            draw(scenarios(world, max_events))])
+
+
+@st.composite
+def handoff_files(draw, max_events: int = 20) -> ast.File:
+    """A file whose handoffs carry provenance: a `trust authority` policy of depth 2-4 with
+    its sources, and a scenario of claims to one agent, tells and handoffs only."""
+    world = draw(worlds(max_sources=2))
+    policy = draw(policies(world)).model_copy(
+        update={"trust": "authority", "depth": draw(st.integers(2, 4))})
+    world = replace(world, depth=policy.depth, many=frozenset(
+        p.key.text for p in policy.predicates if p.cardinality == "many"),
+        procedures=policy.procedures)
+    return ast.File(items=[policy, ast.UsePolicy(target=policy.name), draw(scenarios(
+        world, max_events, events=_provenance_events(world)))])
 
 
 def valid_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:

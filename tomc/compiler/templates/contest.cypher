@@ -7,7 +7,7 @@ UNWIND $writes AS w
 MATCH (p:P) WHERE id(p) = w.p
 UNWIND [x IN $rivals WHERE x.key IN w.keys] AS r
 OPTIONAL MATCH (p)-[:HOLDS]->(held:V)
-WITH r, [x IN collect(held) WHERE x.key = r.key][0] AS b
+WITH p, r, [x IN collect(held) WHERE x.key = r.key][0] AS b
 WITH r, b WHERE b IS NOT NULL AND b.value <> r.value
 CREATE (:Contest {key: r.key, value: r.value, since: $step, kind: $kind, source: r.source,
         authority: r.authority, published: null})-[:CONTESTS {made: $step}]->(b)

@@ -100,16 +100,16 @@ class Compiler:
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, ())
         facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
-        routes = observation_routes(self.scenario.policy, self.chains(),
-                                    event.witnesses)
+        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
+                                    event.peekers, event.distracted)
         return self._routed(event, world, routes, facts, ("revealed",))
 
     def _observation(self, event: Observation, bindings: Bindings, rev: int) -> EventPlan:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, event.room)]
         world = self._world(event, "observation.cypher", rev, {"facts": facts, "truth": True})
-        routes = observation_routes(self.scenario.policy, self.chains(),
-                                    event.witnesses)
+        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
+                                    event.peekers, event.distracted)
         return self._routed(event, world, routes, facts, ())
 
     def _communication(self, event: Communication, bindings: Bindings, rev: int) -> EventPlan:

@@ -17,6 +17,9 @@ from tomc.dsl import ast
 from tomc.dsl.program import Communication, Handoff, PolicyModel
 
 Chain = tuple[str, ...]
+# A role set's agents, as (those who may head a chain, those who may follow the head): the
+# same for every set but those of observations, where peekers and distracted agents differ.
+RoleSets = dict[str, tuple[set[str], set[str]]]
 
 
 class Route(NamedTuple):
@@ -30,12 +33,26 @@ class Route(NamedTuple):
     force: bool
 
 
-def observation_routes(policy: PolicyModel, chains: Sequence[Chain],
-                       witnesses: Iterable[str]) -> list[Route]:
+def observation_sets(witnesses: Iterable[str], peekers: Iterable[str] = (),
+                     distracted: Iterable[str] = ()) -> RoleSets:
+    """The role sets of an observed event (docs/language.md, "Peeking and distraction").
+    `witnesses` may head a chain if they saw it (in the room and not distracted, or
+    peeking) and follow the head if the others think they saw it (in the room, distracted
+    ones included, peekers not); `peekers` and `distracted` are each both."""
+    peeking, missing = set(peekers), set(distracted)
+    in_room = set(witnesses) - peeking
+    return {"witnesses": ((in_room - missing) | peeking, in_room),
+            "peekers": (peeking, peeking), "distracted": (missing, missing)}
+
+
+def observation_routes(policy: PolicyModel, chains: Sequence[Chain], witnesses: Iterable[str],
+                       peekers: Iterable[str] = (),
+                       distracted: Iterable[str] = ()) -> list[Route]:
     """The chains an observed world event (or what entering reveals) updates: the `on
-    observe:` rules over its witnesses; observations are always adopted."""
+    observe:` rules over its witnesses (`observation_sets`); observations are always
+    adopted."""
     section = policy.sections.get("observe")
-    sets = {"witnesses": set(witnesses)}
+    sets = observation_sets(witnesses, peekers, distracted)
     routes: dict[Chain, Route] = {}
     for rule in section.rules if section else []:
         text = rule.text  # computed from the rule's fields: once, not once per chain
@@ -57,8 +74,9 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
     speaker: Optional[str] = event.speaker
     listeners = list(event.listeners)
     believing = set(believers)
-    sets = {"listeners": set(listeners), "believers": believing,
-            "speaker": {speaker} if speaker is not None else set()}
+    plain = {"listeners": set(listeners), "believers": believing,
+             "speaker": {speaker} if speaker is not None else set()}
+    sets = {name: (agents, agents) for name, agents in plain.items()}
     known = set(chains)
     own = (speaker,)
     routes: dict[Chain, Route] = {}
@@ -95,8 +113,12 @@ def _forced(policy: PolicyModel, chain: Chain, speaker: Optional[str]) -> bool:
     return policy.trust != "authority" or (len(chain) >= 2 and chain[-1] == speaker)
 
 
-def _over(rule: ast.Rule, sets: dict[str, set[str]], chains: Sequence[Chain],
+def _over(rule: ast.Rule, sets: RoleSets, chains: Sequence[Chain],
           excepted: set[Chain]) -> list[Chain]:
-    """`every chain over SETS`: the chains made only of members, minus excepted ones."""
-    members = set().union(*(sets.get(name, set()) for name in rule.over))
-    return [c for c in chains if set(c) <= members and c not in excepted]
+    """`every chain over SETS`: the chains headed by an agent who may head one in the union
+    of the sets and followed only by agents who may follow, minus excepted ones."""
+    none = (set(), set())
+    heads = set().union(*(sets.get(name, none)[0] for name in rule.over))
+    members = set().union(*(sets.get(name, none)[1] for name in rule.over))
+    return [c for c in chains if c[0] in heads and set(c[1:]) <= members
+            and c not in excepted]

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 _ALLOWED_WORDS = {
     "kind": {"enter", "exit", "state", "move", "set", "tell", "says", "announce", "claim",
-             "retract", "handoff", "wait", "noop"},
+             "retract", "handoff", "wait", "peek", "distracted", "noop"},
 }
 
 

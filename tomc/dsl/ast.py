@@ -337,6 +337,19 @@ class Wait(Timed):
     agent: Name
 
 
+class Peek(Timed):
+    """`A peeks`: A witnesses the next event, in a room A is not in, unseen by the others
+    (docs/language.md, "Peeking and distraction")."""
+
+    agent: Name
+
+
+class Distracted(Timed):
+    """`A is distracted`: A, in the room, misses the next event; the others think A saw it."""
+
+    agent: Name
+
+
 class Noop(Timed):
     """`noop "text"`: an event that changes nothing (noise sentences)."""
 
@@ -508,11 +521,11 @@ class ExpectReady(Node):
 
 
 Event = Union[Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, EndedClaim,
-              Retract, HandoffWrite, Wait, Noop]
+              Retract, HandoffWrite, Wait, Peek, Distracted, Noop]
 Statement = Union[Agents, Rooms, Clock, Event, Expect, Ask, AskAnalysis, ExpectAnalysis,
                   Procedure, AskReady, ExpectReady]
 EVENT_TYPES = (Enter, Exit, State, Move, SetValue, Tell, Says, Announce, Claim, EndedClaim,
-               Retract, HandoffWrite, Wait, Noop)
+               Retract, HandoffWrite, Wait, Peek, Distracted, Noop)
 
 
 class Scenario(Node):

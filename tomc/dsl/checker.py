@@ -18,9 +18,9 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
                                perspective_count, procedure_model, resolve)
-from tomc.dsl.program import (AnalysisQuery, AnyEvent, Communication, Fact, Handoff, Observation,
-                              PolicyModel, Presence, Procedure, QueryModel, Quiet, ReadyQuery,
-                              ScenarioModel)
+from tomc.dsl.program import (MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
+                              Observation, PolicyModel, Presence, Procedure, QueryModel, Quiet,
+                              ReadyQuery, ScenarioModel)
 
 
 MAX_DIAGNOSTICS = 100  # per scenario
@@ -233,6 +233,7 @@ class _ScenarioChecker:
         self.queries: list[QueryModel] = []
         self.procedures: dict[str, Procedure] = dict(policy.procedures)
         self.clock: Optional[str] = None  # the time of the next event (docs/language.md, "Time")
+        self.modifier_span: Optional[ast.Span] = None  # of the last peek or distraction
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
         if self.full:
@@ -243,6 +244,10 @@ class _ScenarioChecker:
     def check(self) -> ScenarioModel:
         for stmt in self.scenario.statements:
             self.statement(stmt)
+        if self.pending():
+            last = self.pending()[-1]
+            self.error("E175", f"`{last.text}` applies to the next event, and none follows",
+                       self.modifier_span, "add the event it witnesses or misses, or remove it")
         return self.model()
 
     def statement(self, stmt) -> None:
@@ -342,10 +347,57 @@ class _ScenarioChecker:
 
     def add_event(self, family: type, node: ast.Node, kind: str, witnesses=(),
                   **fields) -> None:
-        """Append the next event, of `family` (tomc/dsl/program.py), numbered by step."""
+        """Append the next event, of `family` (tomc/dsl/program.py), numbered by step; the
+        peeks and distractions before it change its witnesses."""
+        if kind not in MODIFIERS:
+            witnesses = self.modified(family, node, kind, list(witnesses), fields)
         self.events.append(family(step=len(self.events) + 1, kind=kind, text=self.text_of(node),
                                   line=_line(node), witnesses=tuple(witnesses),
                                   time=self.clock, **fields))
+
+    def pending(self) -> list[AnyEvent]:
+        """The peeks and distractions since the last other event: they modify the next one
+        (read from the events, so a live checker's mark and reset keep them too)."""
+        found = []
+        for event in reversed(self.events):
+            if event.kind not in MODIFIERS:
+                break
+            found.append(event)
+        return found[::-1]
+
+    def modified(self, family: type, node: ast.Node, kind: str, witnesses: list[str],
+                 fields: dict) -> list[str]:
+        """The witnesses of an event after the peeks and distractions pending before it
+        (its `peekers` and `distracted` go into `fields`): an event seen in a room only
+        (E175); a peeker from outside it, a distracted agent inside it, not its actor
+        (E176)."""
+        pending = self.pending()
+        if not pending:
+            return witnesses
+        if not (family is Observation or kind == "enter"):
+            self.error("E175", f"`{pending[0].text}` (line {pending[0].line}) applies to the "
+                       f"next event seen in a room, and `{self.text_of(node)}` is not one",
+                       node.span, "put an `in R:`, `moves`, `sets` or `enters` right after it")
+            return witnesses
+        actors = fields["agents"] if family is Observation else ()
+        peekers, distracted = [], []
+        for modifier in pending:
+            agent = modifier.agents[0]
+            if modifier.kind == "peek" and agent in witnesses:
+                self.error("E176", f"`{agent}` peeks (line {modifier.line}) but witnesses "
+                           f"`{self.text_of(node)}` anyway, from inside the room", node.span,
+                           f"remove `{modifier.text}`")
+            elif modifier.kind == "distracted" and (agent not in witnesses or agent in actors):
+                why = "does it" if agent in actors else "is not in its room"
+                self.error("E176", f"`{agent}` is distracted (line {modifier.line}) from "
+                           f"`{self.text_of(node)}` but {why}", node.span,
+                           f"remove `{modifier.text}`")
+            else:
+                (peekers if modifier.kind == "peek" else distracted).append(agent)
+        fields["peekers"] = tuple(dict.fromkeys(peekers))
+        fields["distracted"] = tuple(dict.fromkeys(distracted))
+        seen = set(witnesses) | set(peekers)
+        return [a for a in self.agents if a in seen]
 
     def fact(self, fact: ast.Fact) -> Fact:
         """A fact as events carry it, with the key's cardinality from the policy."""
@@ -511,6 +563,16 @@ class _ScenarioChecker:
     def _wait(self, stmt: ast.Wait) -> None:
         self.agent(stmt.agent)
         self.add_event(Quiet, stmt, "wait", agents=(stmt.agent.text,))
+
+    def _peek(self, stmt: ast.Peek) -> None:
+        self.agent(stmt.agent)
+        self.modifier_span = stmt.span
+        self.add_event(Quiet, stmt, "peek", agents=(stmt.agent.text,))
+
+    def _distracted(self, stmt: ast.Distracted) -> None:
+        self.agent(stmt.agent)
+        self.modifier_span = stmt.span
+        self.add_event(Quiet, stmt, "distracted", agents=(stmt.agent.text,))
 
     def _noop(self, stmt: ast.Noop) -> None:
         self.add_event(Quiet, stmt, "noop")

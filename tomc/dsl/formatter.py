@@ -234,6 +234,10 @@ def _untimed(stmt) -> str:
             return f"handoff {_name(sender)} -> {_name(receiver)} write"
         case ast.Wait(agent=agent):
             return f"{_name(agent)} waits"
+        case ast.Peek(agent=agent):
+            return f"{_name(agent)} peeks"
+        case ast.Distracted(agent=agent):
+            return f"{_name(agent)} is distracted"
         case ast.Noop(text=text):
             return "noop" if text is None else f"noop {_quote(text)}"
         case ast.Expect(subject=subject, when=when):

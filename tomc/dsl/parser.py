@@ -626,6 +626,14 @@ class _Builder(Transformer):
         (agent,), at = _timed(children)
         return ast.Wait(agent=agent, at=at, span=_span(meta))
 
+    def peek(self, meta, children):
+        (agent,), at = _timed(children)
+        return ast.Peek(agent=agent, at=at, span=_span(meta))
+
+    def distracted(self, meta, children):
+        (agent,), at = _timed(children)
+        return ast.Distracted(agent=agent, at=at, span=_span(meta))
+
     def noop(self, meta, children):
         parts, at = _timed(children)
         text = _unquote(parts[0], self.file_path) if parts else None

@@ -27,8 +27,8 @@ MAX_AUTHORITY = 2**53  # FalkorDB integers are 64-bit; keep well inside
 
 # The role sets and single roles each section's rules may name (docs/language.md, "Rules").
 _SETS = {
-    "observe": {"witnesses"},
-    "enter": {"witnesses"},
+    "observe": {"witnesses", "peekers", "distracted"},
+    "enter": {"witnesses", "peekers", "distracted"},
     "tell": {"listeners", "believers", "speaker"},
     "announce": {"listeners", "believers", "speaker"},
     "claim": {"listeners", "believers", "speaker"},

@@ -13,14 +13,18 @@ from typing import Literal, Optional, Union
 from tomc.dsl import ast
 
 EventKind = Literal["enter", "exit", "state", "move", "set", "tell", "says", "announce",
-                    "claim", "retract", "handoff", "wait", "noop"]
+                    "claim", "retract", "handoff", "wait", "peek", "distracted", "noop"]
 
 # Which routing section of a policy an event kind goes through (None: no beliefs change).
 EVENT_CLASS: dict[str, Optional[str]] = {
     "enter": "enter", "exit": None, "state": "observe", "move": "observe", "set": "observe",
     "tell": "tell", "says": "announce", "announce": "announce", "claim": "claim",
-    "retract": "announce", "handoff": "tell", "wait": None, "noop": None,
+    "retract": "announce", "handoff": "tell", "wait": None, "peek": None, "distracted": None,
+    "noop": None,
 }
+# Statements that change no belief themselves but the witnesses of the next event (which
+# takes them as its `peekers` and `distracted`).
+MODIFIERS = ("peek", "distracted")
 
 
 @dataclass(frozen=True)
@@ -131,21 +135,30 @@ class Event:
 @dataclass(frozen=True)
 class Presence(Event):
     """`enter` or `exit`: `agents` join or leave `room`; entering leaves the previous room
-    silently. Witnesses of an entering: everyone in the room afterwards; of an exit: none."""
+    silently. Witnesses of an entering: everyone in the room afterwards (and `peekers`);
+    `peekers` and `distracted` as for an Observation."""
 
     agents: tuple[str, ...]
     room: str
+    peekers: tuple[str, ...] = ()
+    distracted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Observation(Event):
     """`state` (`in R: FACT`), `move` or `set`: a world change observed by everyone in `room`
     (the given room, else the actor's; None when the actor is in no room, and then only the
-    actor sees it). The value is located in `room`."""
+    actor sees it). The value is located in `room`.
+
+    `peekers` (`A peeks` before it) saw it from outside the room, unseen: they are among the
+    witnesses. `distracted` (`A is distracted`) are witnesses in the room who missed it while
+    the others think they saw it. Routing reads both (tomc/compiler/routing.py)."""
 
     agents: tuple[str, ...]
     room: Optional[str]
     fact: Fact
+    peekers: tuple[str, ...] = ()
+    distracted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,7 +202,8 @@ class Handoff(Event):
 
 @dataclass(frozen=True)
 class Quiet(Event):
-    """`wait` or `noop`: recorded for provenance; nothing else changes."""
+    """`wait`, `noop`, `peek` or `distracted`: recorded for provenance; nothing else changes
+    (a peek or a distraction changes the witnesses of the next event: MODIFIERS)."""
 
     agents: tuple[str, ...] = ()
 

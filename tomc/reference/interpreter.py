@@ -199,36 +199,47 @@ class ReferenceInterpreter:
                 if stay.agent == agent and stay.until is None:
                     stay.until = event.step
             self.stays.append(Stay(agent, event.room, event.step))
-        witnesses = self.present(event.room)
+        present = self.present(event.room)
         if self.policy.reveal == "contents":
             facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
                      for b in self.open_all(TRUTH) if b.room == event.room]
-            self.route_observation(event, witnesses, facts, truth=False)
-        return witnesses
+            self.route_observation(event, present, facts, truth=False)
+        return present + list(event.peekers)
 
     def observation(self, event: Observation) -> list[str]:
         """A world change seen by everyone in its room (the actor alone, in no room)."""
         room = event.room if event.kind == "state" else self.room_of(event.agents[0])
-        witnesses = self.present(room) if room is not None else list(event.agents)
+        present = self.present(room) if room is not None else list(event.agents)
         fact = Fact(event.fact.key, event.fact.value, event.fact.many, room)
-        self.route_observation(event, witnesses, [fact], truth=True)
-        return witnesses
+        self.route_observation(event, present, [fact], truth=True)
+        return present + list(event.peekers)
 
     def quiet(self, event: Quiet) -> list[str]:
         """Nothing changes."""
         return []
 
-    def route_observation(self, event: AnyEvent, witnesses: list[str], facts: list[Fact],
-                          truth: bool) -> None:
+    def route_observation(self, event: Observation | Presence, present: list[str],
+                          facts: list[Fact], truth: bool) -> None:
+        """Every chain an `on observe:` rule names adopts the facts. A chain is over a rule's
+        role sets when its first agent perceived the event and each later one is thought to
+        have: for `witnesses`, the agents `present` in the room, peekers but not distracted
+        ones first, distracted ones but not peekers later (docs/language.md, "Peeking and
+        distraction"); `peekers` and `distracted` add their agents to both positions."""
         if truth:
             for fact in facts:
                 self.adopt(TRUTH, fact, event, True, "truth")
+        peekers, distracted = set(event.peekers), set(event.distracted)
+        first = {"witnesses": (set(present) - distracted) | peekers, "peekers": peekers,
+                 "distracted": distracted}
+        later = {"witnesses": set(present), "peekers": peekers, "distracted": distracted}
         section = self.policy.sections.get("observe")
         for rule in section.rules if section else []:
-            members = set(witnesses) if "witnesses" in rule.over else set()
-            for chain in self.chains_over(members, rule, speaker=None, listeners=[]):
-                for fact in facts:
-                    self.adopt(chain, fact, event, True, rule.text)
+            heads = {a for name in rule.over for a in first[name]}
+            members = {a for name in rule.over for a in later[name]}
+            for chain in sorted(self.chains):
+                if chain[0] in heads and set(chain[1:]) <= members:
+                    for fact in facts:
+                        self.adopt(chain, fact, event, True, rule.text)
 
     def listeners(self, event: Communication | Handoff) -> list[str]:
         """Who hears a communication, the speaker excluded."""

@@ -273,7 +273,8 @@ def _touched(scenarios: list[ScenarioModel]) -> dict[tuple[str, str], set[str]]:
             if isinstance(event, Observation) or (
                     isinstance(event, Presence) and event.kind == "enter"
                     and policy.reveal == "contents"):
-                routes = observation_routes(policy, chains, event.witnesses)
+                routes = observation_routes(policy, chains, event.witnesses, event.peekers,
+                                            event.distracted)
             elif isinstance(event, (Communication, Handoff)):
                 trusting = [list(event.listeners)]
                 if policy.trust == "exit_order":

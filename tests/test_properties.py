@@ -200,6 +200,28 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
                             (r.value, r.source, r.step) for r in h.rivals}, (event.text, h)
 
 
+@given(scenario_files())  # the shipped policies: `every chain over witnesses adopts`
+def test_peekers_are_unseen_and_distracted_agents_miss_the_event(db, file):
+    """On one engine's answers alone, under `every chain over witnesses` rules: at an
+    event someone peeked at, a changing chain that holds a peeker starts with one (the
+    others never learn that the peeker saw it); at an event someone was distracted from,
+    no chain of the distracted agent changes."""
+    _, scenario = checked(file)
+    observe = scenario.policy.sections.get("observe")
+    if observe is None or any(rule.over != ["witnesses"] for rule in observe.rules):
+        return
+    modified = {e.step: e for e in scenario.events
+                if getattr(e, "peekers", ()) or getattr(e, "distracted", ())}
+    if not modified:
+        return
+    for chain, key, value, since, until in histories_from_engine(db, scenario):
+        for event in (modified.get(since), modified.get(until)):
+            if event is not None and chain:
+                peekers = set(event.peekers)
+                assert chain[0] in peekers or not peekers & set(chain), (chain, event.text)
+                assert chain[0] not in event.distracted, (chain, event.text)
+
+
 # Each example runs its queries on both engines, and plan_announcements copies graphs
 # (about 0.1 s per GRAPH.COPY): a quarter of the profile's examples.
 @settings(max_examples=max(10, settings.default.max_examples // 4))

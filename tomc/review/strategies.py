@@ -14,8 +14,9 @@ text.
 
 Events are drawn as a plain list, independently of one another, then replayed in order
 with the agents' presence: an exit or a move by an agent in no room is given to an agent
-who is in one (or dropped when nobody is). So hypothesis shrinks a failure by deleting
-events from the list.
+who is in one (or dropped when nobody is); a peek or a distraction is kept only where it
+is valid for the event after it. So hypothesis shrinks a failure by deleting events from
+the list.
 
 The property tests (tests/strategies.py adds their settings profiles) and `tomc diff
 --search` (tomc/review/search.py, over a fixed `World` of the policies' names) draw from here.
@@ -222,6 +223,8 @@ def _untimed_events(world: World) -> st.SearchStrategy:
         st.builds(ast.Retract, speaker=agent, key=keys(world),
                   value=st.none() | st.none() | values(world)),
         st.builds(ast.Wait, agent=agent),
+        st.builds(ast.Peek, agent=agent),
+        st.builds(ast.Distracted, agent=agent),
         st.builds(ast.Noop, text=st.none() | st.text(_CHARACTERS, max_size=20)),
     )
 
@@ -386,11 +389,53 @@ def _queries(world: World,
 # ---------------------------------------------------------------- scenarios and files
 
 
+def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, set]]:
+    """(the agents in the room of an event seen in a room, its actors), with presence
+    `where` after it; None for other events."""
+    if isinstance(event, (ast.State, ast.Enter)):
+        return {a for a, room in where.items() if room == event.room}, set()
+    if isinstance(event, (ast.Move, ast.SetValue)):
+        room = where.get(event.actor)
+        present = {a for a, r in where.items() if r == room} if room else {event.actor}
+        return present, {event.actor}
+    return None
+
+
+def _played(events: list, where: dict[ast.Name, ast.Name], agents: list[ast.Name]) -> list:
+    """The events replayed with presence (`_replay`); a peek or a distraction is kept only
+    before an event seen in a room, by a peeker outside the room and a distracted agent
+    inside it (not its actor), as the checker requires (`_fitted`)."""
+    played, pending = [], []
+    for event in events:
+        if isinstance(event, (ast.Peek, ast.Distracted)):
+            pending.append(event)
+            continue
+        if isinstance(event, ast.Clock):  # not an event: the pending ones wait on
+            played.append(event)
+            continue
+        event = _replay(event, where)
+        if event is None:
+            continue
+        seen = _witnessed(event, where)
+        if seen is not None:
+            played += [m for m in (_fitted(m, *seen, agents) for m in pending) if m]
+        played.append(event)
+        pending = []
+    return played
+
+
+def _fitted(modifier, present: set, actors: set, agents: list):
+    """A peek or a distraction made valid for the event after it: given to the first agent
+    who can peek (outside the room) or be distracted (inside, not the actor), or None."""
+    peek = isinstance(modifier, ast.Peek)
+    can = [a for a in [modifier.agent, *agents]
+           if (a not in present) == peek and a not in actors]
+    return modifier.model_copy(update={"agent": can[0]}) if can else None
+
+
 def _scenario(world: World, declared: list[ast.Procedure], name: ast.Name, events: list,
               queries: list) -> ast.Scenario:
-    where: dict[ast.Name, ast.Name] = {}
-    played = [e for e in (_replay(event, where) for event in _in_time_order(events))
-              if e is not None]
+    played = _played(_in_time_order(events), {}, world.agents)
     played = _retracting_what_was_said(played)
     steps = sum(not isinstance(e, ast.Clock) for e in played)
     asked = [_no_later_than(steps, query) for query in queries]
@@ -485,6 +530,8 @@ def scenario_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:
 
 _PATHS = [["listener"], ["speaker"], ["listener", "speaker"], ["speaker", "listener"]]
 _EXCEPTED = [[], ["speaker"], ["listener"], ["speaker", "listener"]]
+_WITNESS_SETS = [["witnesses"], ["witnesses", "peekers"], ["witnesses", "distracted"],
+                 ["peekers"], ["distracted"]]
 _OVER = [["listeners"], ["believers"], ["believers", "speaker"], ["listeners", "speaker"],
          ["speaker"]]
 
@@ -499,7 +546,7 @@ def _path_rule(path: list[str], excepted: list[str],
 def _rules(event_class: str) -> st.SearchStrategy[ast.Rule]:
     """A rule the checker accepts under `on event_class:`."""
     if event_class == "observe":
-        return st.just(ast.Rule(over=["witnesses"]))
+        return st.sampled_from(_WITNESS_SETS).map(lambda over: ast.Rule(over=over))
     over = st.builds(ast.Rule, over=st.sampled_from(_OVER), excepted=st.sampled_from(_EXCEPTED))
     conditions = st.none() | st.builds(ast.Condition, truster=st.just("listener"),
                                        trusted=st.just("speaker"), negated=st.booleans())

@@ -59,6 +59,14 @@ CASES = {
     "waits and noop change nothing": (
         "A, B enter r\nin r: k is in box\nA waits\nnoop \"A saw a monkey.\"\n"
         "ask B > A believes k\nask B > A believes k at step 2", ["box", "box"]),
+    "a peeker sees the next event unseen": (
+        "A, B enter r\nC enters q\nC peeks\nin r: k is in box\nin r: k is in bag\n"
+        "ask C believes k\nask C > A believes k\nask A > C believes k\nask A > B believes k",
+        ["box", "box", "unknown", "bag"]),
+    "a distracted agent misses the next event, thought to have seen it": (
+        "A, B enter r\nB is distracted\nin r: k is in box\nin r: k.s = on\n"
+        "ask B believes k\nask B > A believes k\nask A > B believes k\nask B believes k.s",
+        ["unknown", "unknown", "box", "on"]),
     "keys with dots in their parts stay distinct": (
         'A sets "a.b".c = one\nA sets a."b.c" = two\nask A believes "a.b".c\n'
         'ask A believes a."b.c"', ["one", "two"]),
@@ -92,6 +100,43 @@ def test_hitom_public_claim_per_listener(db):
             "ask A believes k\nask A > B believes k\nask B > A believes k\n"
             "ask C believes k\nask C > B believes k\nask B > C believes k\nask B believes k")
     assert values(run(db, body, "hitom")) == ["bag", "bag", "bag", "box", "box", "bag", "box"]
+
+
+def test_peek_at_an_entering_under_hitom_sees_what_it_reveals(db):
+    body = ("A enters r\nin r: k is in box\nA exits r\nC peeks\nB enters r\n"
+            "ask B believes k\nask C believes k\nask C > B believes k\nask B > C believes k")
+    assert values(run(db, body, "hitom")) == ["box", "box", "box", "unknown"]
+
+
+ROUTED = """policy p {{
+  on observe:
+    every chain over {sets} adopts
+}}
+use policy p
+scenario s {{
+  agents A, B, C
+  rooms r, q
+  A, B enter r
+  C enters q
+  C peeks
+  B is distracted
+  in r: k is in box
+  ask C > A believes k
+  ask A > C believes k
+  ask B believes k
+  ask A > B believes k
+}}
+"""
+
+
+@pytest.mark.parametrize("sets, expected", [
+    ("witnesses", ["box", "unknown", "unknown", "box"]),
+    ("witnesses + peekers", ["box", "box", "unknown", "box"]),     # the peeker was noticed
+    ("witnesses + distracted", ["box", "unknown", "box", "box"]),  # distraction ignored
+])
+def test_observe_rules_route_peekers_and_distracted_agents(db, sets, expected):
+    engine, reference = run_both(db, ROUTED.format(sets=sets))
+    assert values(engine) == values(reference) == expected
 
 
 def test_support_at_a_past_step_leaves_out_later_corroborations(db):

@@ -35,6 +35,8 @@ CODES = {
     "E160": "nothing to run",
     "E170": "unknown procedure",
     "E171": "procedure without steps",
+    "E175": "a peek or a distraction not followed by an event seen in a room",
+    "E176": "a peeker inside the room, or a distracted agent outside it",
 }
 
 

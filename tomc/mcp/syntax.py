@@ -27,7 +27,10 @@ claim refund_4411.status = rejected from crm by Finance at 2026-03-01 valid from
                                     # audience: `to all` (default), `in R`, or `to A, B`
 claim refund_4411.carrier ended from crm at 2026-03-02   # the fact no longer holds (no new value)
 Billing retracts refund_4411.status # Billing takes back what it said (heard by every agent)
-handoff Finance -> Maya write       # Finance sends Maya what `handoff Finance -> Maya` includes
+handoff Finance -> Maya write       # Finance sends Maya what `handoff Finance -> Maya` includes,
+                                    # with its sources (`crm via Finance`) and caveats
+Maya peeks                          # Maya sees the next event (in a room she is not in), unseen
+Maya is distracted                  # Maya, in the room, misses the next event; others think not
 Maya waits                          # nothing changes
 noop "free text"                    # nothing changes (kept for provenance)
 Maya waits at 2026-03-02T09:30      # `at T` on an event: when it happened (times never go back)

@@ -37,7 +37,7 @@ def learnt(h: Held) -> str:
     if is_private(h.kind):
         return f"told privately by {source} {when}"
     if h.kind == "handoff":
-        return f"handed over by {source} {when}"
+        return f"handed over, from {source} {when}"  # the source `SOURCE via SENDER`
     if h.kind == "claim":
         return f"from {source} {when}"
     return f"heard from {source} {when}"

@@ -22,7 +22,7 @@ def pytest_run(*args, cwd: Path = REPO, url: str | None = None) -> subprocess.Co
 def test_scenarios_folder_runs_every_expectation_as_an_item():
     result = pytest_run("scenarios/", "-q", "--tom-engine", "reference")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "151 passed" in result.stdout
+    assert "165 passed" in result.stdout
 
 
 def test_items_are_named_by_scenario_line_and_text_and_k_selects():

@@ -109,7 +109,8 @@ def test_release_freeze_answers_can_we_deploy_now(db):
             assert answer.shown == "blocked: qa_signoff.status = pending, not signed"
             freeze = answer.steps[2].to_json()
             assert freeze == {"key": "freeze.date", "requires": None, "status": "satisfied",
-                              "values": ["2026-10-18"], "sources": ["Scout", "bulletin_r4"],
+                              "values": ["2026-10-18"],
+                              "sources": ["bulletin_r4", "bulletin_r4 via Scout", "chat via Scout"],
                               "authority": 4, "caveats": ["2026-10-20"]}
             assert session.ready("deploy").verdict == "ready"
             assert session.ready("deploy", at_step=10).verdict == "blocked"

@@ -402,26 +402,27 @@ def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, se
 
 
 def _played(events: list, where: dict[ast.Name, ast.Name], agents: list[ast.Name]) -> list:
-    """The events replayed with presence (`_replay`); a peek or a distraction is kept only
-    before an event seen in a room, by a peeker outside the room and a distracted agent
-    inside it (not its actor), as the checker requires (`_fitted`)."""
-    played, pending = [], []
+    """The events replayed with presence (`_replay`); a peek or a distraction stays in its
+    place (times stay in order) when the next event is one seen in a room, fitted to it: a
+    peeker outside the room, a distracted agent inside it, not its actor (`_fitted`), as
+    the checker requires; else it is dropped."""
+    played: list = []
+    pending: list[int] = []  # where the peeks and distractions waiting for an event are
     for event in events:
         if isinstance(event, (ast.Peek, ast.Distracted)):
-            pending.append(event)
-            continue
-        if isinstance(event, ast.Clock):  # not an event: the pending ones wait on
-            played.append(event)
-            continue
-        event = _replay(event, where)
-        if event is None:
-            continue
-        seen = _witnessed(event, where)
-        if seen is not None:
-            played += [m for m in (_fitted(m, *seen, agents) for m in pending) if m]
+            pending.append(len(played))
+        elif not isinstance(event, ast.Clock):  # a clock is not an event: they wait on
+            event = _replay(event, where)
+            if event is None:
+                continue
+            seen = _witnessed(event, where)
+            for i in pending:
+                played[i] = _fitted(played[i], *seen, agents) if seen else None
+            pending = []
         played.append(event)
-        pending = []
-    return played
+    for i in pending:
+        played[i] = None
+    return [e for e in played if e is not None]
 
 
 def _fitted(modifier, present: set, actors: set, agents: list):

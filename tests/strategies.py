@@ -11,12 +11,12 @@ import os
 
 from hypothesis import settings
 
-from tomc.review.strategies import (World, facts, handoff_files, inline_policy_files, keys,
-                                    policies, scenario_files, scenarios, valid_files, values,
-                                    worlds)
+from tomc.review.strategies import (World, authority_files, facts, handoff_files,
+                                    inline_policy_files, keys, policies, scenario_files,
+                                    scenarios, valid_files, values, worlds)
 
-__all__ = ["World", "facts", "handoff_files", "inline_policy_files", "keys", "policies",
-           "scenario_files", "scenarios", "valid_files", "values", "worlds"]
+__all__ = ["World", "authority_files", "facts", "handoff_files", "inline_policy_files", "keys",
+           "policies", "scenario_files", "scenarios", "valid_files", "values", "worlds"]
 
 # CI stops at the first failure and shrinks only that one (each shrink step is a FalkorDB
 # run: a planted routing bug is caught and shrunk to one event in ~35 s instead of ~90 s);

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from hypothesis import given, note, settings
+from hypothesis import Phase, find, given, note, settings
 
-from strategies import handoff_files, inline_policy_files, scenario_files
+from strategies import authority_files, handoff_files, inline_policy_files, scenario_files
 from tomc.analysis.handoff import handed_over
 from tomc.compiler.routing import communication_routes
 from tomc.dsl.checker import check_text
@@ -29,9 +29,10 @@ from tomc.runner import run_scenario
 
 Version = tuple[tuple[str, ...], str, str, int, object]  # chain, key, value, since, until
 
-# The shipped policies, and generated policies with their own routing rules, trust modes,
-# sources and cardinalities.
-FILES = scenario_files() | inline_policy_files()
+# The shipped policies, generated policies with their own routing rules, trust modes,
+# sources and cardinalities, and disputes under `trust authority` (where claims are
+# contested: the shipped policies trust credulously).
+FILES = scenario_files() | inline_policy_files() | authority_files()
 # Files of claims, tells and handoffs under `trust authority`: handoffs with sources and
 # caveats to carry on, which FILES draws rarely.
 HANDOFFS = handoff_files()
@@ -383,3 +384,26 @@ def test_readiness_agrees_with_beliefs_read_one_by_one(db, file):
             assert (answer.verdict == "blocked") == any(blocked)
     finally:
         engine.close()
+
+
+def _outcomes(file) -> set[str]:
+    """What resolution did in a generated file's reference run: `contest` when a claim
+    was recorded against a held value, `supersede`, `corroborate` (a second source)."""
+    _, scenario = checked(file)
+    interpreter = run_reference(scenario)
+    found = set()
+    for beliefs in interpreter.beliefs.values():
+        for belief in beliefs:
+            found |= {"contest"} if belief.contested else set()
+            found |= {"supersede"} if belief.until is not None else set()
+            found |= {"corroborate"} if len(belief.support) > 1 else set()
+    return found
+
+
+def test_generated_disputes_reach_every_resolution_outcome():
+    # Without this, a bug in contested claims could pass every property above unseen: no
+    # generated file of the other strategies ever contested a claim (their trust is mostly
+    # credulous). Checked on the reference run alone, so it needs no FalkorDB.
+    for outcome in ("contest", "supersede", "corroborate"):
+        find(authority_files(), lambda f, outcome=outcome: outcome in _outcomes(f),
+             settings=settings(max_examples=200, database=None, phases=[Phase.generate]))

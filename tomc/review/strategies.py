@@ -93,15 +93,16 @@ class World:
     depth: int = 2
     many: frozenset[str] = frozenset()
     procedures: list[ast.Procedure] = field(default_factory=list)  # declared by the policy
+    few_values: bool = False  # three words only, so that claims meet the values held
 
 
 @st.composite
-def worlds(draw, depth: int = 2, max_sources: int = 0) -> World:
-    """2-6 agents, 1-3 rooms and 0..max_sources sources, all named distinctly; 1-3 objects,
-    1-2 predicates and 1-3 containers."""
+def worlds(draw, depth: int = 2, max_sources: int = 0, min_sources: int = 0) -> World:
+    """2-6 agents, 1-3 rooms and min_sources..max_sources sources, all named distinctly;
+    1-3 objects, 1-2 predicates and 1-3 containers."""
     n_agents, n_rooms = draw(st.integers(2, 6)), draw(st.integers(1, 3))
     n_declared = n_agents + n_rooms
-    declared = draw(_distinct_names(n_declared, n_declared + max_sources))
+    declared = draw(_distinct_names(n_declared + min_sources, n_declared + max_sources))
     return World(agents=declared[:n_agents], rooms=declared[n_agents:n_declared],
                  sources=declared[n_declared:], objects=draw(_distinct_names(1, 3)),
                  predicates=draw(_distinct_names(1, 2)),
@@ -129,7 +130,10 @@ def _containers(world: World) -> st.SearchStrategy[ast.Value]:
 
 
 def values(world: World) -> st.SearchStrategy[ast.Value]:
-    """Right-hand sides of `=`: bare names, strings, numbers and times."""
+    """Right-hand sides of `=`: bare names, strings, numbers and times (in a world of
+    world of `few_values`, three words, so that claims meet the values already held)."""
+    if world.few_values:
+        return st.sampled_from(_VALUE_WORDS[:3]).map(lambda text: ast.Value(text=text))
     return st.one_of(
         st.sampled_from(_VALUE_WORDS).map(lambda text: ast.Value(text=text)),
         _containers(world),
@@ -501,6 +505,19 @@ def _provenance_events(world: World) -> st.SearchStrategy:
     return st.one_of(handoff, to_one, tell)
 
 
+def _dispute_events(world: World) -> st.SearchStrategy:
+    """Mostly claims, with tells, announcements and endings: what resolution (SEMANTICS.md
+    section 4) decides between."""
+    agent, fact = st.sampled_from(world.agents), facts(world)
+    pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+    return st.one_of(
+        _claims(world, fact), _claims(world, fact), _claims(world, fact),
+        st.builds(lambda pair, fact: ast.Tell(speaker=pair[0], listener=pair[1], fact=fact),
+                  pairs, fact),
+        st.builds(ast.Announce, speaker=agent, fact=fact),
+        _ended_claims(world))
+
+
 def scenarios(world: World, max_events: int = 40, max_queries: int = 6,
               events: Optional[st.SearchStrategy] = None) -> st.SearchStrategy[ast.Scenario]:
     """A scenario over `world`: declarations (0-2 procedures of its own, named apart from
@@ -609,6 +626,28 @@ def handoff_files(draw, max_events: int = 20) -> ast.File:
         procedures=policy.procedures)
     return ast.File(items=[policy, ast.UsePolicy(target=policy.name), draw(scenarios(
         world, max_events, events=_provenance_events(world)))])
+
+
+@st.composite
+def authority_files(draw, max_events: int = 30) -> ast.File:
+    """Disputes under `trust authority`: 2-3 sources of drawn authorities claim, and agents
+    tell and announce, one of three values about one object, at drawn publication times,
+    so that every outcome of SEMANTICS.md section 4 (adopt, corroborate, supersede,
+    contest, and ties) happens often; under the shipped policies' credulous trust no claim
+    is ever contested."""
+    world = draw(worlds(max_sources=3, min_sources=2))
+    world = replace(world, objects=world.objects[:1], predicates=world.predicates[:1],
+                    few_values=True)
+    policy = draw(policies(world)).model_copy(update={"trust": "authority"})
+    world = replace(world, depth=policy.depth or 2, many=frozenset(
+        p.key.text for p in policy.predicates if p.cardinality == "many"),
+        procedures=policy.procedures)
+    scenario = draw(scenarios(world, max_events, events=_dispute_events(world)))
+    everyone = ast.Enter(agents=world.agents, room=world.rooms[0])
+    statements = list(scenario.statements)
+    statements.insert(2 + sum(isinstance(s, ast.Procedure) for s in statements), everyone)
+    return ast.File(items=[policy, ast.UsePolicy(target=policy.name),
+                           scenario.model_copy(update={"statements": statements})])
 
 
 def valid_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:

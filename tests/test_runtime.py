@@ -171,3 +171,16 @@ def test_a_server_that_accepts_but_never_answers_is_exit_3_not_a_hang():
             capture_output=True, text=True, timeout=120)
     assert result.returncode == 3, result.stderr
     assert "cannot reach FalkorDB" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_agent_called_world_has_a_mind_graph_of_its_own(db):
+    # The world graph's statements were once addressed by the string "world", so this
+    # agent's mind statements went to the world graph (found by hypothesis).
+    from helpers import run_both
+    text = ("scenario called_world {\n  agents world, B\n  rooms r\n  world, B enter r\n"
+            "  world says k.s = v\n  B tells world k.s = x\n"
+            "  expect world believes k.s = x\n  expect B > world believes k.s = x\n"
+            "  expect truth k.s unknown\n}\n")
+    on_falkordb, on_reference = run_both(db, text)
+    assert [a.passed for a in on_falkordb.answers] == [True, True, True]
+    assert [a.shown for a in on_falkordb.answers] == [a.shown for a in on_reference.answers]

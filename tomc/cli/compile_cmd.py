@@ -23,6 +23,7 @@ from tomc.runtime.queries import belief_read, ready_read
 
 
 def _statement_json(s: Statement, graphs: GraphNames) -> dict:
+    # target: the agent whose mind graph it runs on, null for the world graph
     return {"graph": graphs.graph(s.graph), "target": s.graph, "template": s.template,
             "origin": {"line": s.origin[0], "text": s.origin[1]}, "cypher": s.cypher,
             "params": s.params}

@@ -11,22 +11,24 @@ by their chain (a list of agents); the runtime links each to its node in the min
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
-WORLD = "world"
+# The target of a statement on the world graph. Not a string: any string can be an agent's
+# name (an agent called `world` has a mind graph like any other).
+WORLD = None
 
 
 @dataclass(frozen=True)
 class Statement:
     """One parameterised Cypher statement on one graph.
 
-    `graph` is WORLD or the agent whose mind graph it runs on; `template` names the template
+    `graph` is WORLD (None) or the agent whose mind graph it runs on; `template` names the template
     file it was rendered from; `origin` is the .tom line (and its text) it implements;
     `params` holds every user value; with `links`, the parameters `copies` and `writes` name
     perspectives by chain (`p`, `source`), which the runtime replaces by node ids.
     """
 
-    graph: str
+    graph: Optional[str]
     template: str
     cypher: str
     params: dict[str, Any]
@@ -71,9 +73,9 @@ class GraphNames:
         """The name of `agent`'s mind graph."""
         return self.minds[agent]
 
-    def graph(self, target: str) -> str:
+    def graph(self, target: Optional[str]) -> str:
         """The graph a statement for `target` (WORLD or an agent) runs on."""
-        return self.world if target == WORLD else self.minds[target]
+        return self.world if target is WORLD else self.minds[target]
 
     def staged(self, suffix: str) -> "GraphNames":
         """Every name with `suffix` appended."""
@@ -127,7 +129,7 @@ class Plan:
 
 def describe_target(statement: Statement, graphs: GraphNames) -> str:
     """Human text for where a statement runs: `world graph NAME` or `mind graph NAME`."""
-    if statement.graph == WORLD:
+    if statement.graph is WORLD:
         return f"world graph {graphs.world}"
     return f"mind graph {graphs.mind(statement.graph)}"
 

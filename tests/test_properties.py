@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+import pytest
 from hypothesis import Phase, find, given, note, settings
 
 from strategies import authority_files, handoff_files, inline_policy_files, scenario_files
@@ -407,3 +408,57 @@ def test_generated_disputes_reach_every_resolution_outcome():
     for outcome in ("contest", "supersede", "corroborate"):
         find(authority_files(), lambda f, outcome=outcome: outcome in _outcomes(f),
              settings=settings(max_examples=200, database=None, phases=[Phase.generate]))
+
+
+TWICE_NAMED = """policy P {
+  trust authority
+  source marble authority -1
+
+  on claim:
+    every chain over listeners adopts
+    every chain over listeners adopts
+}
+
+use policy P
+
+scenario twice_named {
+  agents Sally, Anne
+  rooms box
+
+  Sally, Anne enter box
+  claim Sally = approved from Sally to all
+  claim Sally = rejected from marble to all
+}
+"""
+
+REPEATED_RIVAL = """policy P {
+  trust authority
+  source bulletin authority 4
+  source chat authority 1
+}
+
+use policy P
+
+scenario repeated_rival {
+  agents Planner, Scout, Ops
+
+  claim freeze.date = "2026-10-18" from bulletin at 2026-10-14 to Scout
+  claim freeze.date = "2026-10-20" from chat at 2026-10-15 to Scout
+  claim freeze.date = "2026-10-20" from chat at 2026-10-16 to Scout
+  handoff Scout -> Planner write
+}
+"""
+
+
+@pytest.mark.parametrize("text", [TWICE_NAMED, REPEATED_RIVAL], ids=["twice_named",
+                                                                      "repeated_rival"])
+def test_engines_agree_on_found_provenance_cases(db, text):
+    # Found by the generators: a chain two rules name heard a losing claim twice on the
+    # reference (one contested claim per rule); two equal rivals handed over became one
+    # contested claim on FalkorDB (one Contest per distinct row).
+    (scenario,) = check_text(text, "found.tom").scenarios
+    steps = len(scenario.events)
+    run = run_scenario(scenario, "falkordb", db)
+    chains = [(), *scenario.chains()]
+    assert provenance(run.view(steps), chains) == provenance(
+        ReferenceView(run_reference(scenario), steps), chains)

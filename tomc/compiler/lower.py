@@ -135,7 +135,11 @@ class Compiler:
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
                        support=h["support"]) for h in bindings.handed]
-        rivals = [{"key": h["key"], **rival} for h in bindings.handed for rival in h["rivals"]]
+        # `n` keeps two equal rivals (one source contesting twice) two rows: contest.cypher
+        # groups by row, and each is a contested claim of its own, as in the reference.
+        rivals = [{"key": key, "n": n, **rival}
+                  for n, (key, rival) in enumerate((h["key"], r) for h in bindings.handed
+                                                   for r in h["rivals"])]
         world = self._world(event, "communication.cypher", rev,
                             {"facts": facts, "truth": None, "speaker": event.speaker,
                              "listeners": [event.listener]},

@@ -233,11 +233,13 @@ class ReferenceInterpreter:
                  "distracted": distracted}
         later = {"witnesses": set(present), "peekers": peekers, "distracted": distracted}
         section = self.policy.sections.get("observe")
+        named: set[Chain] = set()  # a chain two rules name sees the event once (first rule)
         for rule in section.rules if section else []:
             heads = {a for name in rule.over for a in first[name]}
             members = {a for name in rule.over for a in later[name]}
             for chain in sorted(self.chains):
-                if chain[0] in heads and set(chain[1:]) <= members:
+                if chain[0] in heads and set(chain[1:]) <= members and chain not in named:
+                    named.add(chain)
                     for fact in facts:
                         self.adopt(chain, fact, event, True, rule.text)
 
@@ -288,7 +290,7 @@ class ReferenceInterpreter:
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
         section = self.policy.sections.get(event.event_class)
-        rivalled: set[Chain] = set()  # a chain two rules name hears the rivals once
+        named: set[Chain] = set()  # a chain two rules name hears the event once (first rule)
         for rule in section.rules if section else []:
             if rule.over:
                 sets = {"listeners": heard, "believers": believers,
@@ -298,15 +300,14 @@ class ReferenceInterpreter:
             else:
                 chains = self.chains_on_path(rule, speaker, heard, believers)
             for chain in chains:
-                if chain == (speaker,):
+                if chain == (speaker,) or chain in named:
                     continue  # S's own belief never changes because S said something
+                named.add(chain)
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
                 for fact in facts:
                     self.adopt(chain, fact, event, force, rule.text)
-                if chain not in rivalled:
-                    rivalled.add(chain)
-                    for fact in facts:
-                        self.record_rivals(chain, fact, event)
+                for fact in facts:
+                    self.record_rivals(chain, fact, event)
         return ([speaker] if speaker else []) + heard
 
     def record_rivals(self, chain: Chain, fact: Fact, event: AnyEvent) -> None:

@@ -145,3 +145,14 @@ def test_support_at_a_past_step_leaves_out_later_corroborations(db):
             "expect B believes k.s supported by A, C")
     engine = run(db, body)
     assert [a.passed for a in engine.answers] == [True, True]
+
+
+@pytest.mark.parametrize("body", [
+    "A enters r\nB is distracted\nB enters r",      # the one who enters is not distracted from it
+    "A, B enter r\nB is distracted\nB moves k to box",  # nor is the one who moves
+])
+def test_a_distracted_agent_cannot_be_the_actor(body):
+    from helpers import codes
+    text = "scenario s {\n  agents A, B\n  rooms r\n" + "".join(
+        f"  {line}\n" for line in body.split("\n")) + "}\n"
+    assert codes(text) == ["E176"]

@@ -379,7 +379,7 @@ class _ScenarioChecker:
                        f"next event seen in a room, and `{self.text_of(node)}` is not one",
                        node.span, "put an `in R:`, `moves`, `sets` or `enters` right after it")
             return witnesses
-        actors = fields["agents"] if family is Observation else ()
+        actors = fields.get("agents", ())  # who acts: the observation's, or who enters
         peekers, distracted = [], []
         for modifier in pending:
             agent = modifier.agents[0]

@@ -31,6 +31,7 @@ CASES = {
     "E151": "policy p {\n  on observe:\n    listener adopts\n}\n" + S.format(body=""),
     "E152": "scenario s {\n  agents " + ", ".join(f"a{i}" for i in range(400)) + "\n}\n",
     "E160": "# nothing here\n",
+    "E148": S.format(body="  clock 2026-10-15\n  clock 2026-10-14"),
     "E170": S.format(body="  procedure deploy {\n    requires qa.signoff = signed\n  }\n"
                           "  ask ready deplyo for Sally"),
     "E171": "policy p {\n  procedure deploy {\n  }\n}\n" + S.format(body=""),

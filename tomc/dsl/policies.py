@@ -161,17 +161,13 @@ def _default_policy() -> ast.Policy:
 
 
 @lru_cache(maxsize=64)
-def _policy_file(target: str, file_path: str, mtime_ns: int,
-                 size: int) -> tuple[Optional[ast.Policy], tuple[Diagnostic, ...]]:
-    """The policy file `use policy "target"` names, parsed and checked once per version
-    (its path, modification time and size): a folder of scenarios that share one reads it
-    once. E104 diagnostics are about the `use` line, whose span the caller fills in."""
+def _policy_file(target: str, file_path: str,
+                 source: str) -> tuple[Optional[ast.Policy], tuple[Diagnostic, ...]]:
+    """The policy file `use policy "target"` names, parsed and checked once per content: a
+    folder of scenarios that share one parses it once, and an edited file (whatever its
+    timestamp) is parsed again. An E104 is about the `use` line, whose span the caller
+    fills in."""
     nowhere = ast.Span(line=1, column=1, end_line=1, end_column=1)
-    try:
-        source = read_source(Path(file_path))
-    except DiagnosticError as err:
-        return None, (Diagnostic("E104", f"cannot read policy file `{target}`", nowhere,
-                                 file_path, hint=f"{file_path}: {err.diagnostics[0].message}"),)
     try:
         file = parse(source, file_path)
     except DiagnosticError as err:
@@ -238,13 +234,13 @@ def load_policy(use: Optional[ast.UsePolicy], inline: dict[str, ast.Policy],
     if use.target.quoted and (target.endswith(".tom") or "/" in target):
         file_path = (base / target)
         try:
-            stat = file_path.stat()
-        except OSError as err:
+            source = read_source(file_path)
+        except DiagnosticError as err:
             return None, [Diagnostic("E104", f"cannot read policy file `{target}`", use.span,
-                                     path, hint=f"{file_path}: {err.strerror}")]
-        policy, problems = _policy_file(target, str(file_path), stat.st_mtime_ns, stat.st_size)
+                                     path, hint=f"{file_path}: {err.diagnostics[0].message}")]
+        policy, problems = _policy_file(target, str(file_path), source)
         if problems and problems[0].code == "E104":  # about the `use` line, not the file
-            problems = [replace(d, span=use.span, path=path) for d in problems]
+            problems = tuple(replace(d, span=use.span, path=path) for d in problems)
         return policy, list(problems)
     if target in shipped_names():
         return _shipped_policy(target), []

@@ -81,11 +81,14 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
         held = FalkorEngine.build(db, scenario, checkpoints, lambda step, live: (
             answers.at_step(step, lambda: live.view(step))))
         stats = held.stats
-    answers.after(held.view, held.answer_all, held.ready)
-    if not keep and engine != "reference":
+    if keep or engine == "reference":
+        answers.after(held.view, held.answer_all, held.ready)
+        return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
+    try:
+        answers.after(held.view, held.answer_all, held.ready)
+    finally:  # a failed answer leaves nothing behind either
         held.drop()
-        return ScenarioRun(scenario, answers.in_order(), stats)
-    return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
+    return ScenarioRun(scenario, answers.in_order(), stats)
 
 
 class _Answers:

@@ -81,7 +81,9 @@ QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=10
 SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
              probe_events=12, folder=10)
 
-# Goals of issue 11 (ratios to a bare round trip of the same run) and the peer's figures.
+# Goals of issue 11: ratios to a bare round trip of the same run, except the memory per
+# graph (bytes) and the scale figure (event p50 at the largest graph count over the p50 at
+# the smallest, the two taken in turn on two servers).
 GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
          "broadcast_16x3_over_roundtrip": 25, "nested_read_p50_over_roundtrip": 2,
          "used_bytes_per_graph": 170 * KB, "scale_p50_largest_over_smallest": 1.2,
@@ -376,8 +378,7 @@ def render_markdown(document: dict, mode: str) -> str:
         (f"a folder of {d['folder_scenarios']:,} scenarios (`tomc test DIR`): server memory "
          "growth from the first tenth to the end",
          f"{d['folder_used_growth_bytes'] / KB:,.0f} KB",
-         "bounded: " + ("met" if d["sections"]["folder"]["graphs_left"] == 0 else
-                        "**not met**"), ""),
+         "bounded: " + ("met" if _bounded(d) else "**not met**"), ""),
     ]
     scale, hi = d["sections"]["scale"], d["sections"]["hitom"]
     lines = [
@@ -430,6 +431,15 @@ def render_markdown(document: dict, mode: str) -> str:
         "goals not met: `bench-notes.md`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _bounded(document: dict) -> bool:
+    """The folder run kept no graph, and memory grew by less per scenario after the first
+    tenth than 1% of what keeping a scenario's six graphs costs (the scale section)."""
+    folder = document["sections"]["folder"]
+    later = folder["scenarios"] - max(1, folder["scenarios"] // 10)
+    kept = 6 * document["used_bytes_per_graph"]
+    return folder["graphs_left"] == 0 and folder["growth_bytes"] / max(later, 1) < kept / 100
 
 
 def _goal(document: dict, key: str, unit: str, scale: float = 1) -> tuple[str, str]:

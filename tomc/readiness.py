@@ -94,7 +94,8 @@ class ReadyAnswer:
 
     @property
     def shown(self) -> str:
-        """One line a reader asked: `Not yet: qa.signoff holds pending, not signed`."""
+        """One line a reader asked: `ready`, or `blocked: qa.signoff = pending, not signed`
+        (the steps of the verdict, each with what is held)."""
         if self.verdict == "ready":
             return "ready"
         reasons = [_reason(s) for s in self.steps if s.status == self.verdict]

@@ -23,9 +23,9 @@ from tomc.dsl.program import AnalysisQuery, QueryModel, ReadyQuery, ScenarioMode
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
+from tomc.readiness import ReadyAnswer
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.readiness import ReadyAnswer
 from tomc.runtime.executor import RunStats
 
 AnyAnswer = Union[Answer, AnalysisAnswer, ReadyAnswer]

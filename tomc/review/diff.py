@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Optional
 
 from tomc.analysis.answer import AnalysisAnswer
-from tomc.readiness import ReadyAnswer
 from tomc.analysis.view import shown
 from tomc.beliefs import Chain, EventInfo, Held
 from tomc.dsl import ast
@@ -30,6 +29,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.parser import parse, read_source
 from tomc.dsl.policies import load_policy, resolve
 from tomc.dsl.program import ScenarioModel
+from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names, shipped_policy_path
 from tomc.runner import AnyAnswer, run_scenario
 from tomc.runtime.connection import Database

@@ -22,12 +22,12 @@ from typing import Optional
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from tomc.analysis.answer import AnalysisAnswer
-from tomc.readiness import ReadyAnswer
 from tomc.analysis.explain import explain
 from tomc.analysis.false_beliefs import false_beliefs
 from tomc.analysis.view import chain_text, shown
 from tomc.beliefs import Chain, Held
 from tomc.dsl.program import ENDED, Communication
+from tomc.readiness import ReadyAnswer
 from tomc.runner import ScenarioRun
 
 

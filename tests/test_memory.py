@@ -154,6 +154,23 @@ def test_a_policy_other_than_the_memorys_is_refused(db, fresh):
     assert caught.value.diagnostics[0].code == "E144"
 
 
+@pytest.mark.parametrize("statement, hint", [
+    ("C peeks", "another writer's event could come between"),
+    ("clock 2026-10-14", "`at T` at the end of each event"),
+])
+def test_a_memory_refuses_what_another_writer_could_split(db, fresh, statement, hint):
+    # A peek commits as its own step: another writer's event between it and the event it
+    # modifies made valid writes fail (E175) and left an export `tomc run` rejects.
+    name = fresh("no_peeks")
+    with Session.attach(name, db=db) as session:
+        session.apply("agents A, B, C\nrooms r\nA, B enter r")
+        with pytest.raises(TomError) as caught:
+            session.apply(f"{statement}\nA sets k.v = 1")
+        assert caught.value.diagnostics[0].code == "E144"
+        assert hint in caught.value.diagnostics[0].hint
+        assert session.step == 1  # nothing of the call was written
+
+
 # ---------------------------------------------------------------- many writers
 
 WRITER = """

@@ -257,12 +257,13 @@ class Session:
                                        or not isinstance(after_step, int) or after_step < 0):
             raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
                                        f"{after_step!r}", None, build.PATH)])
-        refused = [s for s in parsed if not isinstance(s, CHANGES)]
+        refused = [s for s in parsed if not isinstance(s, CHANGES)
+                   or (self.memory is not None and isinstance(s, (ast.Peek, ast.Distracted)))]
         if refused:
             raise TomError([Diagnostic(
-                "E144", "apply takes events and agents/rooms lines, not "
-                f"`{format_statement(refused[0])}`", refused[0].span, "<apply>",
-                hint="ask questions with ask()")], text)
+                "E144", f"{'a memory' if self.memory else 'apply'} takes events and "
+                f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
+                "<apply>", hint=_refused_hint(refused[0]))], text)
         try:
             return self._live.apply(parsed, "<apply>", after_step)
         except DiagnosticError as err:
@@ -621,6 +622,18 @@ def _name_text(name: object) -> str:
         return build.name(name, "memory or scenario name").text
     except DiagnosticError as err:
         raise TomError(err.diagnostics) from None
+
+
+def _refused_hint(statement) -> str:
+    """What to do instead of applying `statement` (E144)."""
+    if isinstance(statement, (ast.Peek, ast.Distracted)):
+        return ("peeks and distractions belong in scenario files: in a memory, another "
+                "writer's event could come between one and the event it modifies")
+    if isinstance(statement, ast.Clock):
+        return "write `at T` at the end of each event instead of a clock line"
+    if isinstance(statement, ast.Procedure):
+        return "declare procedures in the policy (or the scenario file)"
+    return "ask questions with ask()"
 
 
 def _checker(text: str, origin: str, scenario: Optional[str] = None) -> LiveChecker:

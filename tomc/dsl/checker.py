@@ -116,7 +116,10 @@ def parse_time(text: str) -> Optional[str]:
     except ValueError:
         return None
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            return None
     return moment.isoformat(timespec="seconds")
 
 

@@ -122,3 +122,23 @@ def test_the_live_session_example_runs():
     assert result.returncode == 0, result.stderr
     assert "best: announce" in result.stdout
     assert "error[E101]: unknown agent `Finanse`" in result.stdout
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.claim("memo", "a.b", 1, at=5),
+    lambda s: s.claim_ended("memo", "a.b", at=1),
+    lambda s: s.believes("A", "a.b", at="9999-12-31T23:59-14:00"),
+])
+def test_arguments_of_the_wrong_type_or_range_raise_tom_error(call):
+    # Once a pydantic ValidationError or an OverflowError escaped (found by breaking it).
+    with Session.open(engine="reference") as session:
+        session.apply("agents A\nrooms r")
+        with pytest.raises(TomError) as caught:
+            call(session)
+    assert caught.value.diagnostics[0].code in {"E143", "E140"}
+
+
+def test_a_policy_that_is_not_text_raises_tom_error():
+    with pytest.raises(TomError) as caught:
+        Session.open(policy=5, engine="reference")
+    assert caught.value.diagnostics[0].code == "E143"

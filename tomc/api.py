@@ -31,6 +31,8 @@ from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+import pydantic
+
 from tomc.analysis import answer as analyses
 from tomc.analysis.announcements import AnnouncementPlan
 from tomc.analysis.answer import AnalysisAnswer
@@ -82,6 +84,14 @@ def _bad_input(method):
             return method(*args, **kwargs)
         except DiagnosticError as err:
             raise TomError(err.diagnostics) from None
+        except pydantic.ValidationError as err:  # an argument of the wrong type (at=5)
+            problem = err.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "an argument"
+            raise TomError([Diagnostic("E143", f"{where}: {problem['msg']}, got "
+                                       f"{problem.get('input')!r}", None, build.PATH,
+                                       hint="pass names, keys and times as text (a time "
+                                            "as 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM')")]) \
+                from None
 
     return checked
 
@@ -647,6 +657,9 @@ def _header(name: str, policy: str, inline: bool = False) -> str:
     """The .tom text of an empty scenario `name` under `policy` (a shipped name, or a .tom
     file defining one policy). With `inline`, a file's policy is written out in full (a
     memory must not depend on a file that may change)."""
+    if not isinstance(policy, str):
+        raise TomError([Diagnostic("E143", f"policy must be a policy name or a .tom file path, "
+                                   f"got {policy!r}", None, build.PATH)])
     if policy in shipped_names() or not policy.endswith(".tom"):
         if policy not in shipped_names():
             raise TomError([Diagnostic("E104", f"unknown policy `{policy}`", None, "<policy>",

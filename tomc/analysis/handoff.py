@@ -258,7 +258,8 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
             how = "replaced" if (old.key, old.until) in began else "ended"
             excluded.append(Excluded(old.key, "superseded", old.value,
                                      f"held from step {old.since}, {how} at step {old.until}"))
-    excluded.sort(key=lambda e: (e.key, e.reason, e.value or ""))
+    # The detail breaks ties (one value held twice): both engines list them in one order.
+    excluded.sort(key=lambda e: (e.key, e.reason, e.value or "", e.detail))
     message = "\n".join([_line(i) for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
                            f"({c.rival.source or 'observed'})" for c in caveats])

@@ -103,7 +103,9 @@ def test_eval_bad_question_is_a_diagnostic():
     assert "<question>:1:5: error[E101]: unknown agent `Bob`" in result.output
     assert "Traceback" not in result.output
     moved = runner.invoke(app, ["eval", str(SCENARIOS / "sally_anne.tom"), "Anne exits room", *REF])
-    assert moved.exit_code == 2 and "expected Ask" in moved.output
+    assert moved.exit_code == 2
+    assert ("<question>:1:1: error[E144]: tomc eval answers `ask` and `expect` statements, "
+            "not `Anne exits room`") in moved.output
 
 
 def test_format_github_annotates_failed_expectations_and_diagnostics(failing, bad):

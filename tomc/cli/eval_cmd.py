@@ -14,7 +14,8 @@ from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_BAD_INP
 from tomc.cli.report import render_run
 from tomc.dsl import ast
 from tomc.dsl.checker import LiveChecker
-from tomc.dsl.diagnostics import DiagnosticError
+from tomc.dsl.ast import Span
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 
 QUESTIONS = (ast.Ask, ast.AskAnalysis, ast.Expect, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -37,7 +38,20 @@ def eval_(file: Path = typer.Argument(..., help="A .tom file with the scenario."
         raise typer.Exit(EXIT_BAD_INPUT)
     try:
         live = LiveChecker(results[0].source, str(file), scenario)
-        _, queries = live.add_text(question, QUESTIONS, "<question>")
+    except ValueError as err:  # not one scenario
+        fail(f"{err}" + ("; name one with --scenario" if "must hold one" in str(err) else ""),
+             EXIT_BAD_INPUT, json_output)
+    try:
+        try:
+            _, queries = live.add_text(question, QUESTIONS, "<question>")
+        except ValueError:  # a statement that is not a question
+            first = question.strip().split("\n")[0]
+            shown = f"not `{first}`" if first else "and got none"
+            raise DiagnosticError([Diagnostic(
+                "E144", f"tomc eval answers `ask` and `expect` statements, {shown}",
+                Span(line=1, column=1, end_line=1, end_column=max(len(first), 1)),
+                "<question>", hint="events belong in the file; ask e.g. "
+                                   "'ask Sally believes marble'")]) from None
     except DiagnosticError as err:
         if json_output:
             emit_json({"diagnostics": [d.to_json() for d in err.diagnostics]})
@@ -45,9 +59,6 @@ def eval_(file: Path = typer.Argument(..., help="A .tom file with the scenario."
             for diagnostic in err.diagnostics:
                 typer.echo(diagnostic.render(question), err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
-    except ValueError as err:  # not one scenario, or a statement that is not a question
-        fail(f"{err}" + ("; name one with --scenario" if "must hold one" in str(err) else ""),
-             EXIT_BAD_INPUT, json_output)
     model = dataclasses.replace(live.scenario, queries=queries)
     (run,) = run_models([model], engine, db, data, "json" if json_output else "text",
                         {model.path: results[0].source})

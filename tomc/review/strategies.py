@@ -397,7 +397,8 @@ def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, se
     """(the agents in the room of an event seen in a room, its actors), with presence
     `where` after it; None for other events."""
     if isinstance(event, (ast.State, ast.Enter)):
-        return {a for a, room in where.items() if room == event.room}, set()
+        present = {a for a, room in where.items() if room == event.room}
+        return present, set(event.agents) if isinstance(event, ast.Enter) else set()
     if isinstance(event, (ast.Move, ast.SetValue)):
         room = where.get(event.actor)
         present = {a for a, r in where.items() if r == room} if room else {event.actor}

@@ -104,13 +104,7 @@ class Executor:
     def pipeline(self, commands: list[tuple], statements: list[Statement]) -> list:
         """Send `commands` in one round trip; the first error reply raises, naming the
         statement's .tom origin."""
-        pipe = self.db.redis.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
-        try:
-            replies = pipe.execute(raise_on_error=False)
-        except (redis.ConnectionError, redis.TimeoutError) as err:
-            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        replies = self._pipelined(commands)
         self.stats.round_trips += 1
         self.stats.statements += len(commands)
         for statement, reply in zip(statements, replies):
@@ -118,6 +112,16 @@ class Executor:
                 raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
                                           f"{str(reply).splitlines()[0]}", statement.origin)
         return replies
+
+    def _pipelined(self, commands: list[tuple]) -> list:
+        """The replies of `commands` sent in one round trip, error replies among them."""
+        pipe = self.db.redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        try:
+            return pipe.execute(raise_on_error=False)
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
 
     def read(self, graphs: GraphNames, statement: Statement) -> list[dict]:
         """A read statement's rows (dicts by column)."""
@@ -133,13 +137,7 @@ class Executor:
     def read_all(self, commands: list[tuple], origins: list[tuple[int, str]]) -> list[list]:
         """The raw replies of read-only `commands`, pipelined in one round trip; a failed one
         raises DatabaseUnavailable at its origin (the .tom line it answers)."""
-        pipe = self.db.redis.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
-        try:
-            replies = pipe.execute(raise_on_error=False)
-        except (redis.ConnectionError, redis.TimeoutError) as err:
-            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
+        replies = self._pipelined(commands)
         for reply, origin in zip(replies, origins):
             if isinstance(reply, Exception):
                 raise DatabaseUnavailable(f"FalkorDB failed: {str(reply).splitlines()[0]}",

@@ -184,3 +184,16 @@ def test_an_agent_called_world_has_a_mind_graph_of_its_own(db):
     on_falkordb, on_reference = run_both(db, text)
     assert [a.passed for a in on_falkordb.answers] == [True, True, True]
     assert [a.shown for a in on_falkordb.answers] == [a.shown for a in on_reference.answers]
+
+
+def test_a_simulation_waits_for_an_aof_rewrite_to_fork(db):
+    # GRAPH.COPY cannot fork while the server's AOF rewrite child runs: `tomc report` of a
+    # scenario with plan_announcements failed with exit 3 when one was under way (CI).
+    from tomc.compiler.plan import graph_names
+    from tomc.runtime.executor import Directory
+    from tomc.runtime.forks import fork
+    run_scenario(sally_anne(), "falkordb", db)
+    graphs = graph_names("sally_anne", ["Sally", "Anne"])
+    db.redis.execute_command("BGREWRITEAOF")
+    with fork(db, graphs, {"Sally"}, Directory()) as forked:
+        assert db.redis.exists(forked.world, forked.mind("Sally"))

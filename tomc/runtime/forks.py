@@ -11,9 +11,12 @@ host drops them (`drop_abandoned`), and another host's are left alone.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from contextlib import contextmanager
 from typing import Iterable, Iterator
+
+import redis
 
 from tomc.compiler.plan import GraphNames, graph_key
 from tomc.runtime.connection import Database
@@ -21,6 +24,9 @@ from tomc.runtime.executor import HOST, Directory
 from tomc.runtime.server import process_alive
 
 FORK_PREFIX = "tomfork"
+# GRAPH.COPY forks the server, which refuses while another child runs (an AOF rewrite, a
+# BGSAVE: "could not fork"); those end in seconds, so a copy waits up to this long.
+COPY_WAIT_S = 30.0
 
 
 def written_minds(events: Iterable, agents: list[str]) -> set[str]:
@@ -49,7 +55,7 @@ def fork(db: Database, graphs: GraphNames, agents: set[str],
     copied: list[str] = []
     try:
         for source, target in pairs:
-            db.redis.execute_command("GRAPH.COPY", source, target)
+            _copy(db, source, target)
             copied.append(target)
             if source in directory.ids:
                 directory.ids[target] = directory.ids[source]
@@ -59,6 +65,20 @@ def fork(db: Database, graphs: GraphNames, agents: set[str],
             directory.ids.pop(target, None)
         if copied:
             db.redis.delete(*copied)
+
+
+def _copy(db: Database, source: str, target: str) -> None:
+    """GRAPH.COPY, retried while the server cannot fork because a child of its own (an AOF
+    rewrite) is running; other errors are raised."""
+    deadline = time.monotonic() + COPY_WAIT_S
+    while True:
+        try:
+            db.redis.execute_command("GRAPH.COPY", source, target)
+            return
+        except redis.ResponseError as err:
+            if "could not fork" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def drop_abandoned(db: Database) -> None:

@@ -194,3 +194,17 @@ def test_the_language_server_finds_a_procedure_from_ready():
         assert decl.statement == f"procedure {name} {{"
     assert "steps on qa.signoff, release.needs, freeze.date" in symbols.hover(
         symbols.at(line, lines[line - 1].index("deploy") + 1))
+
+
+def test_ready_at_a_time_is_ready_as_of_the_last_event_by_then(db, tmp_path):
+    path = tmp_path / "timed.tom"
+    path.write_text("scenario timed {\n  agents A\n  rooms r\n"
+                    "  procedure go {\n    requires gate.state = open\n  }\n"
+                    "  A enters r at 2026-10-14T09:00\n"
+                    "  A sets gate.state = open at 2026-10-14T10:00\n"
+                    "  A sets gate.state = shut at 2026-10-15T10:00\n}\n")
+    for engine in ("falkordb", "reference"):
+        with Session.open(path, engine=engine, db=db) as session:
+            assert session.ready("go", at="2026-10-14T09:30").verdict == "unknown"
+            assert session.ready("go", at="2026-10-14T12:00+02:00").verdict == "ready"
+            assert session.ready("go", for_="A", at="2026-10-16").verdict == "blocked"

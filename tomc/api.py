@@ -445,17 +445,19 @@ class Session:
 
     @_bad_input
     def ready(self, procedure: str, *, for_: Union[str, Sequence[str], None] = None,
-              at_step: Optional[int] = None, on: Optional[str] = None) -> ReadyAnswer:
+              at_step: Optional[int] = None, on: Optional[str] = None,
+              at: Optional[str] = None) -> ReadyAnswer:
         """`ask ready PROCEDURE [for CHAIN]`: whether the procedure (declared in the
         scenario or its policy) can run, from the truth or from `for_` (an agent, or agents
-        outermost first): now, as of step `at_step`, or valid on date `on`. The answer has
+        outermost first): now, as of step `at_step` or time `at` (knowledge time: the last
+        event at or before it), or valid on date `on`. The answer has
         the verdict (`ready`, `blocked`, `unknown`), `blockers`, `unknown` and each step
         with its values, sources, authority and caveats (docs/language.md, "Procedures and
         readiness")."""
         chain = build.names(for_) if for_ is not None else []
         return self._ask(ast.AskReady(
             ready=ast.Ready(procedure=build.name(procedure, "procedure name"), chain=chain),
-            when=build.when(at_step, on)))
+            when=build.when(at_step, on, at)))
 
     @_bad_input
     def believes(self, chain: Union[str, Sequence[str]], key: str, *,

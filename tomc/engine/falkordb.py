@@ -247,26 +247,24 @@ class FalkorEngine:
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""
-        writer = self.attach_writer()
-        graph, template, params = belief_read(self.graphs, query)
-        revision, (reply,) = writer.read_current(
-            [query_command(graph, render(template), params, read_only=True)])
-        if revision != self.revision:
-            return None
-        return answer_from_rows(query, reply_rows(reply))
+        rows = self._rows_if_current(belief_read(self.graphs, query))
+        return None if rows is None else answer_from_rows(query, rows)
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
         return ready(self.db, self.graphs, query)
 
     def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
         """Like `answer_if_current`: the read and the revision check in one round trip."""
-        writer = self.attach_writer()
-        graph, template, params = ready_read(self.graphs, query)
-        revision, (reply,) = writer.read_current(
+        rows = self._rows_if_current(ready_read(self.graphs, query))
+        return None if rows is None else ready_from_rows(query, rows)
+
+    def _rows_if_current(self, read: tuple[str, str, dict]) -> Optional[list[dict]]:
+        """The rows of a (graph, template, parameters) read sent with the revision check on
+        the writer's connection; None if another writer committed since `revision`."""
+        graph, template, params = read
+        revision, (reply,) = self.attach_writer().read_current(
             [query_command(graph, render(template), params, read_only=True)])
-        if revision != self.revision:
-            return None
-        return ready_from_rows(query, reply_rows(reply))
+        return reply_rows(reply) if revision == self.revision else None
 
     def view(self, step: int) -> GraphView:
         """The beliefs as of `step`; a view of the latest step can also simulate."""

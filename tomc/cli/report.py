@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.answers import Answer
 from tomc.cli.terminal import paint
@@ -57,33 +59,32 @@ def render_run(run: ScenarioRun) -> str:
 def analysis_lines(answer: AnalysisAnswer) -> list[str]:
     """An analysis: its statement, then its evidence; for an expect, PASS or FAIL first (and
     the actual items when it fails)."""
-    q = answer.query
-    if q.kind == "ask":
-        head = [f"  ask  {q.text.removeprefix('ask ')}   (line {q.line})"]
-    elif answer.passed:
-        return [f"  {paint('PASS', 'green')} {q.text}   (line {q.line})"]
-    else:
-        head = [f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})",
-                f"      actual: {answer.shown}"]
-    return head + [f"      {line}" for line in answer.lines()]
+    return _judged(answer.query, answer.passed, "", answer.shown, answer.lines())
 
 
 def ready_lines(answer: ReadyAnswer) -> list[str]:
     """`ask ready ...`: the verdict, then each step's evidence; for an expect, PASS or FAIL
     (with the actual answer and the evidence when it fails)."""
-    q = answer.query
+    actual = {"verdict": answer.verdict, "blockers": answer.blockers,
+              "unknown": answer.unknown}.get(answer.query.part, answer.verdict)
+    if isinstance(actual, list):
+        actual = "{" + ", ".join(actual) + "}"
+    return _judged(answer.query, answer.passed, f" = {answer.shown}",
+                   f"{actual} ({answer.shown})", answer.lines())
+
+
+def _judged(q, passed: Optional[bool], asked: str, actual: str,
+            evidence: list[str]) -> list[str]:
+    """An ask (`asked` after its text) or an expect (PASS alone, or FAIL with `actual`),
+    then the evidence lines."""
     if q.kind == "ask":
-        head = [f"  ask  {q.text.removeprefix('ask ')} = {answer.shown}   (line {q.line})"]
-    elif answer.passed:
+        head = [f"  ask  {q.text.removeprefix('ask ')}{asked}   (line {q.line})"]
+    elif passed:
         return [f"  {paint('PASS', 'green')} {q.text}   (line {q.line})"]
     else:
-        actual = {"verdict": answer.verdict, "blockers": answer.blockers,
-                  "unknown": answer.unknown}[q.part]
-        if isinstance(actual, list):
-            actual = "{" + ", ".join(actual) + "}"
         head = [f"  {paint('FAIL', 'red')} {q.text}   (line {q.line})",
-                f"      actual: {actual} ({answer.shown})"]
-    return head + [f"      {line}" for line in answer.lines()]
+                f"      actual: {actual}"]
+    return head + [f"      {line}" for line in evidence]
 
 
 def summary_line(runs: list[ScenarioRun]) -> str:

@@ -14,15 +14,16 @@ import pytest
 import redis
 
 from conftest import SCENARIOS
-from helpers import scenario
+from helpers import run_both, scenario
 from tomc.compiler.lower import Compiler
+from tomc.compiler.plan import graph_names
 from tomc.engine.falkordb import FalkorEngine
 from tomc.dsl.checker import check_file
 from tomc.runner import run_scenario
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.executor import HOST, STAGING_MARK
-from tomc.runtime.forks import FORK_PREFIX
+from tomc.runtime.executor import HOST, STAGING_MARK, Directory
+from tomc.runtime.forks import FORK_PREFIX, fork
 from tomc.runtime.server import EmbeddedServer
 
 
@@ -176,7 +177,6 @@ def test_a_server_that_accepts_but_never_answers_is_exit_3_not_a_hang():
 def test_an_agent_called_world_has_a_mind_graph_of_its_own(db):
     # The world graph's statements were once addressed by the string "world", so this
     # agent's mind statements went to the world graph (found by hypothesis).
-    from helpers import run_both
     text = ("scenario called_world {\n  agents world, B\n  rooms r\n  world, B enter r\n"
             "  world says k.s = v\n  B tells world k.s = x\n"
             "  expect world believes k.s = x\n  expect B > world believes k.s = x\n"
@@ -189,9 +189,6 @@ def test_an_agent_called_world_has_a_mind_graph_of_its_own(db):
 def test_a_simulation_waits_for_an_aof_rewrite_to_fork(db):
     # GRAPH.COPY cannot fork while the server's AOF rewrite child runs: `tomc report` of a
     # scenario with plan_announcements failed with exit 3 when one was under way (CI).
-    from tomc.compiler.plan import graph_names
-    from tomc.runtime.executor import Directory
-    from tomc.runtime.forks import fork
     run_scenario(sally_anne(), "falkordb", db)
     graphs = graph_names("sally_anne", ["Sally", "Anne"])
     db.redis.execute_command("BGREWRITEAOF")

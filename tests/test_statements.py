@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import run_both, values
+from helpers import codes, run_both, values
 
 HEADER = "use policy default\nscenario s {\n  agents A, B, C\n  rooms r, q\n"
 
@@ -152,7 +152,6 @@ def test_support_at_a_past_step_leaves_out_later_corroborations(db):
     "A, B enter r\nB is distracted\nB moves k to box",  # nor is the one who moves
 ])
 def test_a_distracted_agent_cannot_be_the_actor(body):
-    from helpers import codes
     text = "scenario s {\n  agents A, B\n  rooms r\n" + "".join(
         f"  {line}\n" for line in body.split("\n")) + "}\n"
     assert codes(text) == ["E176"]

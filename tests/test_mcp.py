@@ -126,7 +126,7 @@ def test_lists_described_tools_the_syntax_resource_and_a_prompt(tmp_path):
             assert (info["memory"], info["policy"], info["agent"]) == ("mcp_list", "default",
                                                                        None)
             prompts = (await client.list_prompts()).prompts
-            assert [p.name for p in prompts] == ["before_talking"]
+            assert sorted(p.name for p in prompts) == ["before_talking", "extract"]
     anyio.run(scenario)
 
 

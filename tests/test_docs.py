@@ -53,8 +53,8 @@ def test_doc_block(path: Path, block):
     shown = "\n".join(block.output.lines) if block.output is not None else ""
     diff = "\n".join(difflib.unified_diff(shown.split("\n"), result.output.split("\n"),
                                           "shown in the doc", "printed", lineterm=""))
-    pytest.fail(f"{where}: {'; '.join(problems)} (TOMC_UPDATE_GOLDEN=1 rewrites outputs not abridged)\n"
-                f"{diff or result.output}\n"
+    pytest.fail(f"{where}: {'; '.join(problems)} (TOMC_UPDATE_GOLDEN=1 rewrites the outputs "
+                f"that are not abridged)\n{diff or result.output}\n"
                 + (f"background jobs printed:\n{result.logs}" if result.logs else ""),
                 pytrace=False)
 

@@ -14,7 +14,8 @@ import sys
 import typer
 
 from tomc import __version__
-from tomc.cli import (check_cmd, compile_cmd, diff_cmd, eval_cmd, fmt_cmd, import_cmd,
+from tomc.cli import (check_cmd, compile_cmd, diff_cmd, eval_cmd, extract_cmd, fmt_cmd,
+                      import_cmd,
                       lsp_cmd, mcp_cmd, memory_cmd, report_cmd, run_cmd, serve_cmd,
                       test_cmd)
 
@@ -36,6 +37,7 @@ app.command("report")(report_cmd.report)
 app.command("mcp")(mcp_cmd.mcp)
 app.command("eval")(eval_cmd.eval_)
 app.command("lsp")(lsp_cmd.lsp)
+app.command("extract")(extract_cmd.extract)
 import_app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 import_app.command("hitom")(import_cmd.hitom)
 app.add_typer(import_app, name="import")

@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 
 from tomc.api import Session
 from tomc.mcp import agent as agent_tools
+from tomc.mcp import extraction
 from tomc.mcp import supervisor as supervisor_tools
 from tomc.mcp.describe import prompt, resource
 from tomc.mcp.results import Guard
@@ -68,6 +69,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
                                instructions=SUPERVISOR_INSTRUCTIONS.format(name=writer.memory),
                                log_level="WARNING")
             supervisor_tools.register(server, writer, guard)
+            extraction.register(server, writer, guard)
             _syntax_resource(server)
             reader = writer
         else:

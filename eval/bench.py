@@ -426,7 +426,7 @@ def render_markdown(document: dict, mode: str) -> str:
         "thread and back, so a busy machine stretches it more than an event, whose "
         "statements run inside MULTI/EXEC on the server's main thread. On a loaded machine "
         "the ratios are therefore lower than on an idle one (a bare write is ~0.3-0.4 ms "
-        "idle, FALKORDB.md 8.1): read a ratio with the bare round trip it divides by. "
+        "idle, docs/falkordb.md 8.1): read a ratio with the bare round trip it divides by. "
         "Where the time goes, the server settings measured, and what would meet the "
         "goals not met: `bench-notes.md`.",
     ]

@@ -31,8 +31,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
              help="Also generate up to N scenarios (the property tests' strategies, over the "
                   "agents and keys named here) and print the smallest where A and B differ."),
          seed: Optional[int] = typer.Option(
-             None, "--seed", help="Random seed for --search (default: derandomized, the "
-                                  "same search every time)."),
+             None, "--seed", help="Random seed for --search (default: derandomized: the "
+                                  "same scenarios are generated every time; the one shrunk "
+                                  "to can vary with Python's hash seed)."),
          engine: EngineChoice = typer.Option(
              EngineChoice.reference, "--engine",
              help="reference (default: the pure-Python interpreter, fast) or falkordb (the "
@@ -84,7 +85,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
         if paths:
             summary.append(f"{changed} of {len(diffs)} scenarios differ")
         if rejected:
-            summary.append(f"{len(rejected)} files do not check under both policies")
+            summary.append(f"{len(rejected)} file does not check under both policies"
+                           if len(rejected) == 1 else
+                           f"{len(rejected)} files do not check under both policies")
         if search_n:
             summary.append(f"search: {'a counterexample' if found else 'none'} in up to "
                            f"{search_n} generated scenarios")

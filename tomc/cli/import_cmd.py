@@ -1,4 +1,6 @@
-"""`tomc import hitom DATA.json -o DIR`: Hi-ToM stories and questions -> .tom files + index.json."""
+"""`tomc import hitom [DATA.json] -o DIR`: Hi-ToM stories and questions -> .tom files + index.json.
+
+Without DATA.json it reads the Hi-ToM data shipped with tomc (`BUNDLED_DATA`)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ from pathlib import Path
 
 import typer
 
-from tomc.importers.hitom import INDEX_FILE, HitomImportError, import_hitom
+from tomc.importers.hitom import BUNDLED_DATA, INDEX_FILE, HitomImportError, import_hitom
 
 
 def hitom(
-    data: Path = typer.Argument(..., help="The released Hi-ToM_data.json"),
+    data: Path = typer.Argument(BUNDLED_DATA, show_default=False,
+                                help="A Hi-ToM_data.json (default: the released data shipped "
+                                     "with tomc, Apache-2.0, He et al. 2023)"),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for the .tom files and index.json"),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON"),
 ) -> None:

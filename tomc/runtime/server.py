@@ -54,7 +54,7 @@ START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
-log = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
+logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
 
 SERVING = "serving.json"
 SECRET = "admin.secret"
@@ -196,7 +196,7 @@ class EmbeddedServer:
             "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
         ]
-        log.info("starting %s (%s) on %s", server, module, self.socket_path)
+        logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         try:
             # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
             # shuts the server down cleanly, instead of killing the server mid-write.
@@ -207,7 +207,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
         self._wait_ready()
-        log.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
+        logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
 
     def _wait_ready(self) -> None:
@@ -267,7 +267,7 @@ class EmbeddedServer:
         except FileNotFoundError:
             pass
         if self.process is not None and self.process.poll() is None:
-            log.info("stopping FalkorDB (pid %s): SHUTDOWN, the AOF is flushed", self.process.pid)
+            logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
                 _client(self.socket_path, self.secret).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,9 +15,12 @@ from tomc.analysis.view import chain_text
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, EngineChoice, check_all, database, diagnostics_json,
                              emit_json, expand)
+from tomc.cli.extras import needs_extra
 from tomc.review.diff import (PolicyRef, ScenarioDiff, Why, check_under, compare, outcome,
                               policy_ref)
-from tomc.review.search import Found, search, world_for
+
+if TYPE_CHECKING:  # hypothesis (the review extra) loads only for --search
+    from tomc.review.search import Found
 
 
 def diff(paths: Optional[list[Path]] = typer.Argument(
@@ -45,6 +48,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
     answer and each (chain, key, step) belief that differs, with both values and the rule
     and event behind each. Exit 0 when nothing differs, 1 when something does, 2 on bad
     input (3: FalkorDB unavailable, with --engine falkordb)."""
+    if search_n:
+        with needs_extra("review", "tomc diff --search"):
+            from tomc.review.search import search, world_for
     if len(policies) != 2:
         _bad(f"give exactly two policies (--policy A --policy B), not {len(policies)}",
              json_output)

@@ -11,7 +11,10 @@ import typer
 
 from tomc.importers.hitom import BUNDLED_DATA, INDEX_FILE, HitomImportError, import_hitom
 
+app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 
+
+@app.command("hitom")
 def hitom(
     data: Path = typer.Argument(BUNDLED_DATA, show_default=False,
                                 help="A Hi-ToM_data.json (default: the released data shipped "

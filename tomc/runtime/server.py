@@ -28,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import secrets
 import os
 import signal
@@ -53,6 +54,8 @@ START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
+logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
+
 SERVING = "serving.json"
 SECRET = "admin.secret"
 
@@ -123,8 +126,8 @@ class EmbeddedServer:
 
     `fsync`: `everysec` (a killed server loses at most the last second of acknowledged
     writes) or `always` (none: each write is on disk before it is acknowledged). `port`:
-    also listen on 127.0.0.1:port (0: the unix socket only). `socket`: the socket's path
-    (default: in the data folder).
+    also listen on host:port (0: the unix socket only), `host` 127.0.0.1 unless given (e.g.
+    0.0.0.0 in a container). `socket`: the socket's path (default: in the data folder).
     """
 
     data_dir: Path
@@ -132,6 +135,7 @@ class EmbeddedServer:
     secret: Optional[str] = None
     port: int = 0
     socket: Optional[Path] = None
+    host: str = "127.0.0.1"
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -182,7 +186,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot create {acl_file}: {err.strerror}") from None
         command = [
-            str(server), "--port", str(self.port), "--bind", "127.0.0.1",
+            str(server), "--port", str(self.port), "--bind", self.host,
             "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
             "--dir", str(self.data_dir), "--daemonize", "no",
             "--pidfile", str(self.pid_path), "--logfile", "redis.log",
@@ -192,6 +196,7 @@ class EmbeddedServer:
             "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
         ]
+        logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         try:
             # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
             # shuts the server down cleanly, instead of killing the server mid-write.
@@ -202,6 +207,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
         self._wait_ready()
+        logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
 
     def _wait_ready(self) -> None:
@@ -261,6 +267,7 @@ class EmbeddedServer:
         except FileNotFoundError:
             pass
         if self.process is not None and self.process.poll() is None:
+            logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
                 _client(self.socket_path, self.secret).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):

@@ -474,6 +474,17 @@ def test_memory_cli_lists_asks_exports_and_drops(db, fresh, tmp_path):
     assert missing.returncode == 2 and "no memory called" in missing.stderr
 
 
+def test_a_rejected_first_apply_creates_no_memory(db, fresh):
+    """Regression: `tomc memory apply NEW 'not tom'` exited 2 but left an empty memory."""
+    name = fresh("never_made")
+    for statements in (["not tom"], ["agents A", "B enters room"], ["ask false_beliefs"]):
+        bad = tomc("memory", "apply", name, *statements, url=db.url)
+        assert bad.returncode == 2 and "error[E" in bad.stderr, bad.stderr
+        assert memory.read(db, name) is None
+    assert tomc("memory", "apply", name, "agents A", url=db.url).returncode == 0
+    assert memory.read(db, name).step == 0
+
+
 # ---------------------------------------------------------------- bad input through the API
 
 

@@ -63,7 +63,7 @@ from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.graph_view import GraphView
 
-__all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+__all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -267,13 +267,7 @@ class Session:
                                        or not isinstance(after_step, int) or after_step < 0):
             raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
                                        f"{after_step!r}", None, build.PATH)])
-        refused = [s for s in parsed if not isinstance(s, CHANGES)
-                   or (self.memory is not None and isinstance(s, (ast.Peek, ast.Distracted)))]
-        if refused:
-            raise TomError([Diagnostic(
-                "E144", f"{'a memory' if self.memory else 'apply'} takes events and "
-                f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
-                "<apply>", hint=_refused_hint(refused[0]))], text)
+        _refuse(parsed, text, self.memory is not None)
         try:
             return self._live.apply(parsed, "<apply>", after_step)
         except DiagnosticError as err:
@@ -627,6 +621,32 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
     raise TomError([Diagnostic(
         "E143", f"expected .tom text or AST statements, got {type(statements).__name__}",
         None, build.PATH, hint='e.g. "Maya enters chat"')])
+
+
+def _refuse(parsed: list, text: str, in_memory: bool) -> None:
+    """TomError (E144) for the first statement `apply` does not take: questions, clock
+    lines, procedures, and in a memory peeks and distractions."""
+    refused = [s for s in parsed if not isinstance(s, CHANGES)
+               or (in_memory and isinstance(s, (ast.Peek, ast.Distracted)))]
+    if refused:
+        raise TomError([Diagnostic(
+            "E144", f"{'a memory' if in_memory else 'apply'} takes events and "
+            f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
+            "<apply>", hint=_refused_hint(refused[0]))], text)
+
+
+def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
+    """Raise TomError unless `statements` apply to a new, empty memory `name` under
+    `policy` (default `default`): what `tomc memory apply` checks before it creates a
+    memory, so that bad input creates nothing. Touches no database."""
+    header = _header(_name_text(name), policy or "default", inline=True)
+    checker = _checker(header, f"memory {name}")
+    text, parsed = _statements(statements)
+    _refuse(parsed, text, in_memory=True)
+    try:
+        checker.add(parsed, CHANGES, text, "<apply>")
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics, text) from None
 
 
 def _name_text(name: object) -> str:

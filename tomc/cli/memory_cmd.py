@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 
 import typer
 
-from tomc.api import Session, TomError
+from tomc.api import Session, TomError, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, database, emit_json, fail)
 from tomc.cli.report import render_run
@@ -35,10 +35,14 @@ AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own 
 @contextmanager
 def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bool,
              policy: Optional[str] = None, as_agent: Optional[str] = None,
-             create: bool = False) -> Iterator[Session]:
-    """The memory attached, with every error of the API mapped to its exit code."""
+             create: bool = False, first: Optional[str] = None) -> Iterator[Session]:
+    """The memory attached, with every error of the API mapped to its exit code. `first`:
+    the statements a new memory is created for, checked before it is: bad input creates
+    nothing."""
     with database(db, data, json_output) as conn:
         try:
+            if create and first is not None and memory.read(conn, name) is None:
+                check_new_memory(name, first, policy)
             with Session.attach(name, db=conn, policy=policy, as_agent=as_agent,
                                 create=create) as session:
                 yield session
@@ -74,10 +78,12 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
-    checked before any is written: on bad input nothing is (exit 2). Each statement is its
+    checked before any is written: on bad input nothing is (exit 2), and a new memory is
+    not created. Each statement is its
     own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
     text = _text(statements)
-    with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None) as s:
+    with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None,
+                  first=text) as s:
         events = s.apply(text, after_step=after_step)
         if json_output:
             emit_json({"memory": s.memory, "step": s.step,

@@ -133,7 +133,9 @@ def _parse(text: str, path: str, start: str):
     """(what the `start` rule builds, the source as parsed, the comment tokens).
 
     On a syntax error the parse goes on past it (`_recover`), so one run reports every
-    syntax error of the file, up to MAX_SYNTAX_ERRORS; then DiagnosticError carries them.
+    syntax error of the file, up to MAX_SYNTAX_ERRORS; then DiagnosticError carries them,
+    and with them the AST of the text recovered (its lines in error blanked) when that
+    parses and builds.
     """
     if "\x00" in text:
         decode(text.encode("utf-8", "surrogatepass"), path)
@@ -154,7 +156,14 @@ def _parse(text: str, path: str, start: str):
         finally:
             _comments.reset(reset)
     if found:
-        raise DiagnosticError(sorted(found, key=lambda d: (d.span.line, d.span.column)))
+        recovered = None
+        if attempt is not None:
+            try:
+                recovered = (_Builder(path).transform(tree), attempt)
+            except VisitError:
+                pass  # the recovered text parses but does not build: no names to check
+        raise DiagnosticError(sorted(found, key=lambda d: (d.span.line, d.span.column)),
+                              recovered=recovered)
     try:
         built = _Builder(path).transform(tree)
     except VisitError as err:
@@ -162,6 +171,16 @@ def _parse(text: str, path: str, start: str):
             raise DiagnosticError([err.orig_exc.diagnostic]) from None
         raise
     return built, source, comments
+
+
+def recovered_text(text: str, path: str = "<input>") -> Optional[str]:
+    """`text` as the parser's recovery leaves it: `text` itself when it parses, else with
+    its lines in error blanked (None when recovery cannot get past an error)."""
+    try:
+        _parse(text, path, "start")
+    except DiagnosticError as err:
+        return err.recovered[1] if err.recovered else None
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _recover(err: UnexpectedInput, text: str, path: str) -> tuple[Diagnostic, Optional[str]]:

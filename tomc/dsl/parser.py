@@ -173,6 +173,18 @@ def _parse(text: str, path: str, start: str):
     return built, source, comments
 
 
+def next_terminals(prefix: str) -> tuple[list[Token], set[str]]:
+    """(the tokens of `prefix`, the terminals the grammar takes after them): `prefix` is
+    the start of a file, up to a cursor. Raises UnexpectedInput when `prefix` has a syntax
+    error."""
+    reset = _comments.set([])
+    try:
+        parser = _lark().parse_interactive(prefix, start="start")
+        return parser.exhaust_lexer(), set(parser.accepts())
+    finally:
+        _comments.reset(reset)
+
+
 def recovered_text(text: str, path: str = "<input>") -> Optional[str]:
     """`text` as the parser's recovery leaves it: `text` itself when it parses, else with
     its lines in error blanked (None when recovery cannot get past an error)."""
@@ -324,12 +336,20 @@ def _keyword_suggestion(err: UnexpectedToken, source: str) -> Optional[tuple[ast
 def keywords() -> list[str]:
     """Every keyword of the grammar (`agents`, `enters`, `false_beliefs`, ...), sorted: what
     editors complete and highlight. Word alternations such as TRUST_MODE count too."""
-    words = set(_keyword_strings(_terminal_names()))
-    for terminal in _lark().terminals:
-        alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", terminal.pattern.value)
-        if terminal.pattern.type == "re" and alternation:
-            words.update(alternation[1].split("|"))
-    return sorted(words)
+    return sorted({word for name in _terminal_names() for word in words_of(name)})
+
+
+def words_of(terminal: str) -> list[str]:
+    """The keyword texts terminal `terminal` matches: its word (`BELIEVES` -> believes), or
+    the words of an alternation (`TRUST_MODE` -> credulous, exit_order, authority); none for
+    NAME, punctuation and unknown names."""
+    if terminal not in _terminal_names():
+        return []
+    pattern = _lark().get_terminal(terminal).pattern
+    if pattern.type == "str":
+        return [pattern.value] if pattern.value.isidentifier() else []
+    alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", pattern.value)
+    return alternation[1].split("|") if alternation else []
 
 
 def _keyword_strings(terminals) -> list[str]:
@@ -867,4 +887,5 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords"]
+__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords",
+           "words_of", "recovered_text", "next_terminals"]

@@ -174,6 +174,12 @@ class LiveChecker:
         self._checker.check()
         self.scenario = self._checker.model()
 
+    @property
+    def clock(self) -> Optional[str]:
+        """The time the next event takes (canonical: tomc.dsl.checker.parse_time), None
+        before any time is stated."""
+        return self._checker.clock
+
     def add_text(self, text: str, accept: tuple[type, ...],
                  path: str = "<apply>") -> tuple[list[AnyEvent], list]:
         """Parse `text` as statements (the `statements` rule: a `}` is a syntax error, not

@@ -192,6 +192,7 @@ def test_a_claim_takes_the_time_it_is_applied_at(db, fresh):
         live.apply("Maya says office.note = x at 2030-01-02\nclaim office.open = yes from Ops")
         assert live.scenario.events[-1].time == "2030-01-02T00:00:00"
         live.apply("claim office.open = no from Ops")  # the clock is past now: it stays
+        assert live.check("clock 2031-01-01")[0].code == "E144"  # only the memory sets it
         assert live.scenario.events[-1].time == "2030-01-02T00:00:00"
         exported = live.export()
     with Session.attach(name, db=db) as again:

@@ -324,6 +324,10 @@ class Session:
             text, parsed = _statements(statements, "<check>")
         except TomError as err:
             return err.diagnostics
+        clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
+        if clock is not None:  # as `apply` refuses it
+            return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
+                               clock.span, "<check>", hint=_refused_hint(clock))]
         checker = self._live.checker
         mark = checker.mark()
         try:

@@ -42,13 +42,25 @@ def test_formatting_is_idempotent(file):
     assert fmt(text) == text
 
 
+COMMENT = "   # a comment, with \"quotes\" and { braces }"
+
+
+def _blank_after(line: str) -> str:
+    return line + "\n"
+
+
 _LAYOUTS = [
     lambda line: line,
-    lambda line: line + "   # a comment, with \"quotes\" and { braces }",
+    lambda line: line + COMMENT,
     lambda line: "\t " + line,
-    lambda line: line + "\n",  # a blank line after it
+    _blank_after,
     lambda line: line + "\r",  # CRLF
 ]
+
+
+def _code(text: str) -> list[str]:
+    """The lines of `text` that are not blank."""
+    return [line for line in text.split("\n") if line.strip()]
 
 
 @given(valid_files(max_events=10), st.lists(st.sampled_from(_LAYOUTS), min_size=1, max_size=8))
@@ -61,7 +73,32 @@ def test_comments_and_layout_do_not_change_the_program(file, layouts):
     assert program(parse(formatted)) == program(file)
     assert fmt(formatted) == formatted
     assert formatted.count("# a comment") == messy.count("# a comment")  # every comment kept
-    assert fmt(messy.replace("   # a comment, with \"quotes\" and { braces }", "")) == text
+    bare = fmt(messy.replace(COMMENT, ""))
+    assert _code(bare) == _code(text)
+    if _blank_after not in layouts:  # a blank line between two events stays (as one)
+        assert bare == text
+
+
+def test_a_blank_line_between_two_groups_of_events_stays():
+    """Regression: `tomc fmt` dropped the blank line that parts two phases of a story."""
+    text = ("scenario s {\n  agents A, B\n  rooms r\n\n  A, B enter r\n  A says x = 1\n\n\n"
+            "  # phase two\n  B exits r\n  A says x = 2\n\n  expect B believes x = 1\n}\n")
+    assert fmt(text) == text.replace("\n\n\n", "\n\n")
+    assert fmt(fmt(text)) == fmt(text)
+
+
+def test_comments_stay_in_a_policy_procedure_the_canonical_order_moves():
+    """Regression: a policy's procedure written after its sections comes out before them,
+    and took the sections' comments along while its own stayed behind."""
+    text = ("policy p {\n  depth 2\n\n  on tell:\n    # only the listener\n"
+            "    listener adopts\n\n  procedure deploy {\n    # the first step\n"
+            "    requires qa.status = signed\n    requires freeze.date  # any date\n"
+            "    # nothing more\n  }\n}\n")
+    assert fmt(text) == (
+        "policy p {\n  depth 2\n\n  procedure deploy {\n    # the first step\n"
+        "    requires qa.status = signed\n    requires freeze.date  # any date\n"
+        "    # nothing more\n  }\n\n  on tell:\n    # only the listener\n"
+        "    listener adopts\n}\n")
 
 
 # ---------------------------------------------------------------- golden examples

@@ -78,12 +78,13 @@ def test_sentence_numbers_in_the_data_are_the_steps(imported):
         assert [int(n) for n, _ in numbered] == list(range(1, len(story.sentences) + 1))
 
 
-def test_asks_follow_questions_and_index_joins_them(imported):
+def test_questions_follow_records_and_index_joins_them(imported):
     out, stories = imported
     index = json.loads((out / "index.json").read_text(encoding="utf-8"))
     assert [entry["file"] for entry in index["stories"]] == [s.file_name for s in stories]
     story = stories[-1]
-    asks = [s for s in _scenario(story_to_tom(story)).statements if isinstance(s, ast.Ask)]
+    asks = [s for s in _scenario(story_to_tom(story)).statements
+            if isinstance(s, (ast.Ask, ast.Expect))]
     for ask, question in zip(asks, story.questions, strict=True):
         assert [n.text for n in ask.subject.chain] == list(question.chain)
         assert ask.subject.key.subject.text == question.object
@@ -156,7 +157,8 @@ def _tomc(*args) -> subprocess.CompletedProcess:
 def test_cli_summary_and_json(tmp_path):
     result = CliRunner().invoke(app, ["import", "hitom", str(DATA), "-o", str(tmp_path)])
     assert result.exit_code == 0
-    assert result.stdout == f"120 stories, 600 questions (1200 records) written to {tmp_path}\n"
+    assert result.stdout == (f"120 stories, 600 questions (1200 records, 458 expected labels) "
+                             f"written to {tmp_path}\n")
     result = CliRunner().invoke(app, ["import", "hitom", str(DATA), "-o", str(tmp_path), "--json"])
     summary = json.loads(result.stdout)
     assert summary["stories"] == 120 and summary["questions"] == 600
@@ -178,7 +180,33 @@ def test_cli_bad_data_is_one_error_line_and_exit_2(tmp_path, content):
     result = _tomc("import", "hitom", data, "-o", tmp_path / "out")
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("tomc: ") and result.stderr.count("\n") == 1
+
+
+def test_a_label_the_rules_give_is_expected_and_tomc_test_checks_it(imported, tmp_path):
+    """Regression: the import wrote only asks, so `tomc test` on it said nothing was tested
+    (exit 5). A question whose records agree on a label the Hi-ToM rules give is an
+    `expect`; the others stay asks naming their labels."""
+    out, stories = imported
+    questions = [q for story in stories for q in story.questions]
+    expected = [q for q in questions if q.expected is not None]
+    assert len(expected) == 458
+    assert all(q.expected == q.label for q in expected)
+    text = (out / stories[2].file_name).read_text(encoding="utf-8")
+    assert "  expect Noah believes eggplant is in green_envelope  " in text
+    assert ("ask Hannah > Noah believes eggplant                 # order 2: Where does Hannah "
+            "think Noah thinks the eggplant is? (labels: CoTP blue_cupboard, VP green_bathtub)"
+            in text)
+    few = tmp_path / "few"
+    few.mkdir()
+    for story in stories[:3]:
+        (few / story.file_name).write_text((out / story.file_name).read_text())
+    result = _tomc("test", few, "--engine", "reference")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.endswith(f"{sum(q.expected is not None for s in stories[:3] for q in s.questions)} passed, 0 failed\n")
+    only_asks = tmp_path / "asks"
+    _tomc("import", "hitom", DATA, "-o", only_asks, "--ask-only")
+    assert "expect" not in (only_asks / stories[0].file_name).read_text(encoding="utf-8")
 
 
 def test_files_are_built_as_ast_and_printed_by_the_formatter(imported):

@@ -34,13 +34,15 @@ scenario demo {
 
 
 def _pos(text: str, needle: str, occurrence: int = 0, offset: int = 0) -> types.Position:
-    """The LSP position of the `occurrence`-th `needle` in `text` (plus `offset` chars)."""
+    """The LSP position of the `occurrence`-th `needle` in `text` (plus `offset` chars), in
+    UTF-16 code units as LSP counts them by default."""
     at = -1
     for _ in range(occurrence + 1):
         at = text.index(needle, at + 1)
     at += offset
     line = text.count("\n", 0, at)
-    return types.Position(line=line, character=at - (text.rfind("\n", 0, at) + 1))
+    before = text[text.rfind("\n", 0, at) + 1:at]
+    return types.Position(line=line, character=len(before.encode("utf-16-le")) // 2)
 
 
 async def _session(tmp_path):
@@ -138,27 +140,93 @@ async def _lsp_session(tmp_path):
         assert shipped.uri.endswith("tomc/rules/default.tom")
         assert shipped.range.start.line == 2
 
-        # completion: declared names of the scenario and keywords
-        completion = await client.text_document_completion_async(types.CompletionParams(
-            text_document=doc, position=types.Position(line=15, character=2)))
-        labels = {item.label: item.kind for item in completion.items}
-        assert labels["Sally"] == types.CompletionItemKind.Variable
-        assert labels["room"] == types.CompletionItemKind.Module
-        assert labels["wiki"] == types.CompletionItemKind.Reference
-        assert labels["enters"] == labels["false_beliefs"] == types.CompletionItemKind.Keyword
+        # completion: the keywords that fit at the cursor, and the names of the kind that
+        # goes there (from the last text that parsed while this one does not)
+        typing = GOOD[:GOOD.rindex("}")] + (
+            "  expect Anne > \n  Sally enters \n  claim k = 1 from \n  ask Anne believes \n"
+            "  agents \n  \n  expect \n  Sally \n}\n")
+        _change(client, uri, typing, 5)
+        await _next(published, uri)
+
+        async def complete(needle: str, back: int = 0) -> dict:
+            """The completions with the cursor `back` characters before `needle`'s end."""
+            found = await client.text_document_completion_async(types.CompletionParams(
+                text_document=doc, position=_pos(typing, needle, offset=len(needle) - back)))
+            return {item.label: item.kind for item in found.items}
+
+        assert await complete("expect Anne > ") == {
+            "Sally": types.CompletionItemKind.Variable, "Anne": types.CompletionItemKind.Variable}
+        assert await complete("Sally enters ") == {"room": types.CompletionItemKind.Module}
+        assert await complete("from ") == {"wiki": types.CompletionItemKind.Reference,
+                                           "Sally": types.CompletionItemKind.Variable,
+                                           "Anne": types.CompletionItemKind.Variable}
+        assert await complete("ask Anne believes ") == {
+            "door.code": types.CompletionItemKind.Field,
+            "marble.colour": types.CompletionItemKind.Field}
+        assert await complete("agents ") == {}  # a new name: nothing declared fits
+        start = await complete("agents \n  ")
+        assert {"expect", "ask", "claim", "Sally"} <= start.keys()
+        assert not {"enters", "room", "false_beliefs", "wiki", "depth"} & start.keys()
+        after_expect = await complete("  expect \n", back=1)
+        assert {"truth", "false_beliefs", "who_knows", "Anne"} <= after_expect.keys()
+        assert "enters" not in after_expect and "room" not in after_expect
+        after_agent = await complete("  Sally \n", back=1)
+        assert {"enters", "moves", "tells", "says"} <= after_agent.keys()
+        assert "Anne" not in after_agent and "expect" not in after_agent
 
         # formatting: one edit with the canonical text; none for a file that does not parse
         messy = GOOD.replace("  agents Sally, Anne", "agents   Sally,Anne")
-        _change(client, uri, messy, 5)
+        _change(client, uri, messy, 6)
         await _next(published, uri)
         edits = await client.text_document_formatting_async(types.DocumentFormattingParams(
             text_document=doc, options=types.FormattingOptions(tab_size=2, insert_spaces=True)))
         assert len(edits) == 1 and edits[0].new_text == GOOD
-        _change(client, uri, broken, 6)
+        _change(client, uri, broken, 7)
         await _next(published, uri)
         assert await client.text_document_formatting_async(types.DocumentFormattingParams(
             text_document=doc, options=types.FormattingOptions(tab_size=2,
                                                                insert_spaces=True))) is None
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+
+
+def test_lsp_positions_are_utf16_and_names_show_beside_syntax_errors(tmp_path):
+    asyncio.run(_utf16(tmp_path))
+
+
+async def _utf16(tmp_path):
+    """Regression: columns were code points; LSP counts UTF-16 units (by default), so
+    after an emoji (two units) every range was one unit short. And a syntax error hid the
+    unknown names of the rest of the file."""
+    text = GOOD.replace("  claim marble.colour = red from wiki to all\n",
+                        '  Sally says note = "🙂🙂" 2\n'
+                        '  claim note = "🙂" from Bob to Anne\n')
+    path = tmp_path / "emoji.tom"
+    uri = from_fs_path(str(path))
+    client, published = await _session(tmp_path)
+    try:
+        _open(client, uri, text)
+        syntax, unknown = await _next(published, uri)
+        assert (syntax.code, unknown.code) == ("E001", "E103")
+        assert syntax.range.start == _pos(text, '" 2', offset=2)
+        assert syntax.range.start.character == text.split("\n")[14].index(" 2") + 1 + 2
+        assert unknown.range.start == _pos(text, "Bob")
+        assert unknown.range.end == _pos(text, "Bob", offset=3)
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=_pos(text, "Anne\n", offset=1)))
+        assert hover is None  # the text does not parse and none did before
+        fixed = text.replace('" 2\n', '"\n').replace("from Bob", "from wiki")
+        _change(client, uri, fixed, 2)
+        assert await _next(published, uri) == []
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=_pos(fixed, "Anne\n", offset=1)))
+        assert "**agent** `Anne`" in hover.contents.value
+        assert hover.range.start == _pos(fixed, "Anne\n")
+        assert hover.range.end == _pos(fixed, "Anne\n", offset=4)
     finally:
         await client.shutdown_async(None)
         client.exit(None)

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from datetime import datetime, timezone
 
 import pytest
 import redis
@@ -169,6 +170,41 @@ def test_a_memory_refuses_what_another_writer_could_split(db, fresh, statement, 
         assert caught.value.diagnostics[0].code == "E144"
         assert hint in caught.value.diagnostics[0].hint
         assert session.step == 1  # nothing of the call was written
+
+
+def test_a_claim_takes_the_time_it_is_applied_at(db, fresh):
+    """Regression: a claim applied to a memory took the time of the memory's previous
+    timed event (its `at` is when its source published it), so "what did we know on D"
+    counted it days early. The memory keeps the time as a `clock` line before it, so an
+    attach replays it and the export carries it: the reference interpreter, replaying the
+    export, gives the same answers as FalkorDB."""
+    from tomc.runner import run_scenario
+    name = fresh("claim_time")
+    with Session.attach(name, db=db) as live:
+        live.apply("agents Maya, Ops\nrooms chat\nMaya, Ops enter chat at 2026-03-01")
+        started = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+        live.apply("claim office.closed = true from Ops at 2026-02-01")
+        claim = live.scenario.events[-1]
+        assert started <= claim.time <= datetime.now(timezone.utc).isoformat()
+        assert live.ask("Maya believes office.closed at 2026-03-05").values == []
+        assert live.ask("Maya believes office.closed").values == ["true"]
+        # times the same call states come first: this claim takes 2030-01-02
+        live.apply("Maya says office.note = x at 2030-01-02\nclaim office.open = yes from Ops")
+        assert live.scenario.events[-1].time == "2030-01-02T00:00:00"
+        live.apply("claim office.open = no from Ops")  # the clock is past now: it stays
+        assert live.check("clock 2031-01-01")[0].code == "E144"  # only the memory sets it
+        assert live.scenario.events[-1].time == "2030-01-02T00:00:00"
+        exported = live.export()
+    with Session.attach(name, db=db) as again:
+        assert again.scenario.events[1].time == claim.time
+    assert f"clock {claim.time}\n  claim office.closed = true from Ops at 2026-02-01" in exported
+    asks = ["Maya believes office.closed at 2026-03-05", "Maya believes office.closed",
+            f"Maya believes office.closed at {claim.time}", "Maya believes office.open"]
+    text = exported[:exported.rindex("}")] + "".join(f"  ask {a}\n" for a in asks) + "}\n"
+    (scenario,) = check_text(text, "export.tom").scenarios
+    engines = [[a.values for a in run_scenario(scenario, engine, db, keep=False).answers]
+               for engine in ("falkordb", "reference")]
+    assert engines[0] == engines[1] == [[], ["true"], ["true"], ["no"]]
 
 
 # ---------------------------------------------------------------- many writers
@@ -472,6 +508,60 @@ def test_memory_cli_lists_asks_exports_and_drops(db, fresh, tmp_path):
     assert tomc("memory", "drop", name, url=db.url).returncode == 0
     missing = tomc("memory", "ask", name, "Maya believes refund.status", url=db.url)
     assert missing.returncode == 2 and "no memory called" in missing.stderr
+
+
+def test_a_rejected_first_apply_creates_no_memory(db, fresh):
+    """Regression: `tomc memory apply NEW 'not tom'` exited 2 but left an empty memory."""
+    name = fresh("never_made")
+    for statements in (["not tom"], ["agents A", "B enters room"], ["ask false_beliefs"]):
+        bad = tomc("memory", "apply", name, *statements, url=db.url)
+        assert bad.returncode == 2 and "error[E" in bad.stderr, bad.stderr
+        assert memory.read(db, name) is None
+    assert tomc("memory", "apply", name, "agents A", url=db.url).returncode == 0
+    assert memory.read(db, name).step == 0
+
+
+def test_an_export_loads_back_into_a_new_memory(db, fresh, tmp_path):
+    """`tomc memory import NAME FILE` (Session.load): an exported memory, or any scenario
+    file, becomes a memory with the same events and times; the file is checked whole
+    before anything is written; an existing name is refused unless --replace."""
+    name, copy = fresh("to_export"), fresh("imported")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY) + "\nMaya says refund.note = late at 2026-03-01")
+        live.apply("claim refund.status = held from Finance")
+        events = [(e.text, e.time) for e in live.scenario.events]
+    exported = tmp_path / "support.tom"
+    assert tomc("memory", "export", name, "-o", str(exported), url=db.url).returncode == 0
+    loaded = tomc("memory", "import", copy, str(exported), "--json", url=db.url)
+    assert loaded.returncode == 0, loaded.stderr
+    assert json.loads(loaded.stdout)["step"] == len(events)
+    with Session.attach(copy, db=db) as again:
+        assert [(e.text, e.time) for e in again.scenario.events] == events
+        assert again.believes("Maya", "refund.status").values == ["held"]
+    assert tomc("memory", "export", copy, url=db.url).stdout == exported.read_text().replace(
+        f"scenario {name} {{", f"scenario {copy} {{")
+
+    again = tomc("memory", "import", copy, str(exported), url=db.url)
+    assert again.returncode == 2 and "exists" in again.stderr
+    bad = tmp_path / "bad.tom"
+    bad.write_text(exported.read_text().replace("Maya says", "Mayaa says"))
+    refused = tomc("memory", "import", fresh("never"), str(bad), url=db.url)
+    assert refused.returncode == 2 and "error[E101]" in refused.stderr
+    assert memory.read(db, "never") is None
+    replaced = tomc("memory", "import", copy, str(REPO / "scenarios" / "sally_anne.tom"),
+                    "--replace", url=db.url)
+    assert replaced.returncode == 0, replaced.stderr
+    assert replaced.stdout.startswith(f"memory {copy} at step 5 (agents: Sally, Anne)")
+    with Session.attach(copy, db=db) as sally:
+        assert sally.believes(["Anne", "Sally"], "marble").values == ["basket"]
+    peeks = tmp_path / "peeks.tom"
+    peeks.write_text("scenario p {\n  agents A, B\n  rooms r\n  A enters r\n  B peeks\n"
+                     "  A sets k.v = 1\n}\n")
+    with pytest.raises(TomError) as caught:
+        Session.load(fresh("peeking"), peeks, db=db)
+    assert caught.value.diagnostics[0].code == "E144"
+    assert caught.value.diagnostics[0].span.line == 5
+    assert memory.read(db, "peeking") is None
 
 
 # ---------------------------------------------------------------- bad input through the API

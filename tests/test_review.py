@@ -269,3 +269,17 @@ def test_report_of_the_refund_handoff_in_headless_chromium(tmp_path, db):
                          re.escape(f.key) + r" " + re.escape(f.held[0]), text), f
     # and marked in the grid by a symbol and a word, not only a colour
     assert re.search(r"✗ approved\s*false", text)
+
+
+def test_a_folder_named_like_a_shipped_policy_does_not_shadow_it(tmp_path, monkeypatch):
+    """Regression: `--policy hitom` read ./hitom (a folder there: E104) instead of the
+    shipped policy; a shipped name always means the shipped policy, as `use policy` does."""
+    (tmp_path / "hitom").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = tomc("diff", "--policy", "default", "--policy", "hitom",
+                  SCENARIOS / "sally_anne.tom", "--json")
+    assert result.exit_code in (0, 1), result.output
+    assert "cannot read policy file" not in result.output
+    result = tomc("diff", "--policy", "default", "--policy", "./hitom",
+                  SCENARIOS / "sally_anne.tom")
+    assert result.exit_code == 2 and "cannot read policy file `./hitom`" in result.output

@@ -79,3 +79,19 @@ def test_errors_are_capped():
     with pytest.raises(DiagnosticError) as caught:
         parse(text, "t.tom")
     assert len(caught.value.diagnostics) == MAX_SYNTAX_ERRORS
+
+
+def test_unknown_names_are_reported_beside_syntax_errors():
+    """Regression: a syntax error hid every unknown-name error of the file. The rest of the
+    file (its lines in error taken out) is checked for unknown agents, rooms and sources;
+    a name a line in error mentions may be declared there, so it is not reported."""
+    text = ("scenario s {\n  agents A, B\n  rooms r\n  A, B entr r\n  C enters r\n"
+            "  A exits kitchen\n  A says x = 1 2\n  claim y = 2 from wiki\n"
+            "  expect D believes x = 1\n}\n")
+    found = [(d.span.line, d.code, d.message) for d in check_text(text, "t.tom").diagnostics]
+    assert found == [(4, "E001", "unexpected `entr`"), (5, "E101", "unknown agent `C`"),
+                     (6, "E102", "unknown room `kitchen`"), (7, "E001", "unexpected `2`"),
+                     (8, "E103", "unknown source `wiki`"), (9, "E101", "unknown agent `D`")]
+    declared_on_a_bad_line = "scenario s {\n  agents A, B B\n  A enters r\n}\n"
+    assert [d.code for d in check_text(declared_on_a_bad_line, "t.tom").diagnostics] == [
+        "E001", "E102"]

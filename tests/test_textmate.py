@@ -1,6 +1,7 @@
-"""The TextMate grammar of editors/tom.tmLanguage.json, run by a real TextMate engine
-(textmate-grammar-python, a port of vscode-textmate on Oniguruma) over the example
-scenarios, and checked against the Lark grammar's keywords."""
+"""The VS Code extension (editors/vscode/): its manifest checked against the files it names,
+and its TextMate grammar run by a real TextMate engine (textmate-grammar-python, a port of
+vscode-textmate on Oniguruma) over the example scenarios, and checked against the Lark
+grammar's keywords."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import pytest
 from textmate_grammar.parsers.base import LanguageParser
 
 from conftest import REPO, SCENARIOS
+from tomc import __version__
 from tomc.dsl.parser import keywords
 
-GRAMMAR = json.loads((REPO / "editors" / "tom.tmLanguage.json").read_text())
+EXTENSION = REPO / "editors" / "vscode"
+GRAMMAR = json.loads((EXTENSION / "syntaxes" / "tom.tmLanguage.json").read_text())
 KEYWORD_SCOPES = ("keyword.", "support.function.", "constant.language.")
 EXAMPLES = sorted(SCENARIOS.glob("*.tom")) + sorted((REPO / "tomc" / "rules").glob("*.tom"))
 
@@ -30,6 +33,31 @@ def tokens(grammar: LanguageParser, text: str) -> list[tuple[int, int, str, list
     """(line, column, text, scopes) of every token, 0-based as the engine gives them."""
     element = grammar.parse_string(text)
     return [(line, column, token, scopes) for (line, column), token, scopes in element.flatten()]
+
+
+def test_the_extension_manifest_names_files_that_are_there():
+    """package.json's `contributes` (what VS Code loads) against the folder: every path
+    exists and is valid JSON, the language and grammar agree with each other and with the
+    grammar file, comments are `#` as in the Lark grammar."""
+    manifest = json.loads((EXTENSION / "package.json").read_text())
+    assert re.fullmatch(r"[a-z0-9][a-z0-9-]*", manifest["name"])  # what vsce accepts
+    assert manifest["version"] == __version__.split("+")[0] or __version__ == "0+unknown"
+    assert {"publisher", "engines", "displayName", "description"} <= manifest.keys()
+    assert manifest["engines"]["vscode"].startswith("^")
+    (language,) = manifest["contributes"]["languages"]
+    (grammar,) = manifest["contributes"]["grammars"]
+    assert language["id"] == grammar["language"] == "tom"
+    assert language["extensions"] == [".tom"]
+    assert grammar["scopeName"] == GRAMMAR["scopeName"] == "source.tom"
+    assert (EXTENSION / grammar["path"]).resolve() == (
+        EXTENSION / "syntaxes" / "tom.tmLanguage.json").resolve()
+    configuration = json.loads((EXTENSION / language["configuration"]).read_text())
+    assert configuration["comments"]["lineComment"] == "#"
+    lark = (REPO / "tomc" / "dsl" / "grammar.lark").read_text()
+    assert 'COMMENT: /#[^\\n]*/' in lark
+    for pattern in configuration["indentationRules"].values():
+        re.compile(pattern)
+    assert (EXTENSION / "README.md").is_file()
 
 
 def _regexes(node):

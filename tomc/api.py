@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+from datetime import datetime, timezone
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -46,7 +47,8 @@ from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
 from tomc.dsl import ast, build
-from tomc.dsl.checker import LiveChecker
+from tomc.dsl.checker import LiveChecker, check_text
+from tomc.dsl.policies import load_policy
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
@@ -63,7 +65,7 @@ from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.graph_view import GraphView
 
-__all__ = ["Session", "TomError", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+__all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -229,6 +231,45 @@ class Session:
             raise
         return cls(live, stack, label, as_agent, agent_db)
 
+    @classmethod
+    def load(cls, name: str, path: Union[str, Path], *, db: Union[Database, str, None] = None,
+             data_dir: Optional[Path] = None, scenario: Optional[str] = None,
+             replace: bool = False) -> "Session":
+        """A new memory `name` holding the scenario of the .tom file `path` (an export of
+        a memory, or any scenario file: its only scenario, or the one called `scenario`),
+        attached: its policy (a file's or inline policy written out in full), agents, rooms
+        and every event, with the times the file states. Its questions are not kept.
+
+        The file is checked whole before anything is written. Raises TomError (the file's
+        errors; a statement a memory does not take, E144; a memory `name` that exists,
+        E110, unless `replace`, which drops it first), DatabaseUnavailable."""
+        label = _name_text(name)
+        header, statements = _loadable(label, path, scenario)
+        stack = ExitStack()
+        try:
+            database = _database(db, data_dir, stack)
+            if memory.read(database, label) is not None:
+                if not replace:
+                    raise TomError([Diagnostic(
+                        "E110", f"memory {label!r} exists", None, f"memory {label}",
+                        hint="choose another name, drop it first, or replace it")])
+                memory.drop(database, label)
+            model = _checker(header, f"memory {label}").scenario
+            if not memory.create(database, model, header):
+                raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
+                                           "process meanwhile", None, f"memory {label}")])
+            live = _attached(database, memory.read(database, label))
+            stack.enter_context(closing(live.engine))
+            if statements:
+                try:
+                    live.apply(statements, str(path))
+                except DiagnosticError as err:  # pragma: no cover - checked above
+                    raise TomError(err.diagnostics) from None
+        except BaseException:
+            stack.close()
+            raise
+        return cls(live, stack, label)
+
     # ---------------------------------------------------------------- state
 
     @property
@@ -267,13 +308,9 @@ class Session:
                                        or not isinstance(after_step, int) or after_step < 0):
             raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
                                        f"{after_step!r}", None, build.PATH)])
-        refused = [s for s in parsed if not isinstance(s, CHANGES)
-                   or (self.memory is not None and isinstance(s, (ast.Peek, ast.Distracted)))]
-        if refused:
-            raise TomError([Diagnostic(
-                "E144", f"{'a memory' if self.memory else 'apply'} takes events and "
-                f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
-                "<apply>", hint=_refused_hint(refused[0]))], text)
+        _refuse(parsed, text, self.memory is not None)
+        if self.memory is not None:
+            parsed = _stamped(parsed, self._live.checker.clock, _now())
         try:
             return self._live.apply(parsed, "<apply>", after_step)
         except DiagnosticError as err:
@@ -287,6 +324,10 @@ class Session:
             text, parsed = _statements(statements, "<check>")
         except TomError as err:
             return err.diagnostics
+        clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
+        if clock is not None:  # as `apply` refuses it
+            return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
+                               clock.span, "<check>", hint=_refused_hint(clock))]
         checker = self._live.checker
         mark = checker.mark()
         try:
@@ -665,6 +706,99 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
         None, build.PATH, hint='e.g. "Maya enters chat"')])
 
 
+def _refuse(parsed: list, text: str, in_memory: bool) -> None:
+    """TomError (E144) for the first statement `apply` does not take: questions, clock
+    lines, procedures, and in a memory peeks and distractions."""
+    refused = [s for s in parsed if not isinstance(s, CHANGES) or isinstance(s, ast.Clock)
+               or (in_memory and isinstance(s, (ast.Peek, ast.Distracted)))]
+    if refused:
+        raise TomError([Diagnostic(
+            "E144", f"{'a memory' if in_memory else 'apply'} takes events and "
+            f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
+            "<apply>", hint=_refused_hint(refused[0]))], text)
+
+
+def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tuple[str, list]:
+    """(the header of memory `name` under the policy of file `path`, the statements of its
+    scenario a memory keeps): the file checked whole, and checked again as the memory
+    would take it. Raises TomError."""
+    try:
+        text = read_source(path)
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics) from None
+    result = check_text(text, str(path))
+    if not result.ok:
+        raise TomError(result.diagnostics, text)
+    found = [s for s in result.scenarios if scenario in (None, s.name)]
+    if len(found) != 1:
+        names = ", ".join(s.name for s in result.scenarios) or "none"
+        raise TomError([Diagnostic(
+            "E160", f"{path} must hold one scenario{f' named {scenario}' if scenario else ''}"
+            f" (it has: {names})", None, str(path),
+            hint="name the scenario to load" if result.scenarios else "add a scenario")])
+    file = parse(text, str(path))
+    tree = next(i for i in file.items if isinstance(i, ast.Scenario)
+                and i.name.text == found[0].name)
+    inline = {i.name.text: i for i in file.items if isinstance(i, ast.Policy)}
+    uses = [i for i in file.items if isinstance(i, ast.UsePolicy)]
+    policy, _ = load_policy(uses[0] if uses else None, inline, Path(path).parent, str(path))
+    shipped = (policy.name.text in shipped_names() and policy.name.text not in inline
+               and not (uses and uses[0].target.quoted))
+    header = memory.header_source(name, policy, shipped)
+    statements = [s for s in tree.statements if not isinstance(s, QUESTIONS)]
+    refused = [s for s in statements if not isinstance(s, CHANGES)
+               or isinstance(s, (ast.Peek, ast.Distracted))]
+    if refused:
+        raise TomError([Diagnostic(
+            "E144", f"a memory takes events, agents/rooms and clock lines, not "
+            f"`{format_statement(refused[0]).splitlines()[0]}`", refused[0].span, str(path),
+            hint=_refused_hint(refused[0]))], text)
+    checker = _checker(header, f"memory {name}")
+    if statements:
+        try:
+            checker.add(statements, CHANGES, text, str(path))
+        except DiagnosticError as err:
+            raise TomError(err.diagnostics, text) from None
+    return header, statements
+
+
+def _now() -> str:
+    """The time now, canonical (UTC, to the second): when a claim is applied to a memory."""
+    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def _stamped(statements: list, clock: Optional[str], now: str) -> list:
+    """`statements` for a memory, with `clock NOW` before the first claim (or ending) that
+    nothing before it in the same call gave a time: a claim's `at` is when its source
+    published it, so without this its event would take the time of the memory's previous
+    timed event, and "what did we know on D" would count it too early (docs/storage.md,
+    "Time"). Not when the clock is already at or after now (times never go back)."""
+    out: list = []
+    timed = False
+    for statement in statements:
+        if isinstance(statement, (ast.Claim, ast.EndedClaim)) and not timed:
+            if clock is None or now > clock:
+                out.append(ast.Clock(time=now))
+            timed = True
+        timed = timed or (isinstance(statement, ast.Timed) and statement.at is not None)
+        out.append(statement)
+    return out
+
+
+def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
+    """Raise TomError unless `statements` apply to a new, empty memory `name` under
+    `policy` (default `default`): what `tomc memory apply` checks before it creates a
+    memory, so that bad input creates nothing. Touches no database."""
+    header = _header(_name_text(name), policy or "default", inline=True)
+    checker = _checker(header, f"memory {name}")
+    text, parsed = _statements(statements)
+    _refuse(parsed, text, in_memory=True)
+    try:
+        checker.add(parsed, CHANGES, text, "<apply>")
+    except DiagnosticError as err:
+        raise TomError(err.diagnostics, text) from None
+
+
 def _name_text(name: object) -> str:
     try:
         return build.name(name, "memory or scenario name").text
@@ -678,7 +812,8 @@ def _refused_hint(statement) -> str:
         return ("peeks and distractions belong in scenario files: in a memory, another "
                 "writer's event could come between one and the event it modifies")
     if isinstance(statement, ast.Clock):
-        return "write `at T` at the end of each event instead of a clock line"
+        return ("write `at T` at the end of each event instead of a clock line (in a "
+                "memory, another writer's event could come between it and yours)")
     if isinstance(statement, ast.Procedure):
         return "declare procedures in the policy (or the scenario file)"
     return "ask questions with ask()"

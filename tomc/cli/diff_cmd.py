@@ -27,8 +27,10 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
              None, help=".tom scenario files or folders (every .tom below). Optional with "
                         "--search."),
          policies: list[str] = typer.Option(
-             ..., "--policy", help="A policy: a shipped name (default, hitom) or a .tom file "
-                                   "with one policy. Give it twice: --policy A --policy B."),
+             ..., "--policy", help="A policy: a shipped name (default, hitom; always the "
+                                   "shipped one) or a .tom file with one policy (a file "
+                                   "named like a shipped policy: ./hitom). Give it twice: "
+                                   "--policy A --policy B."),
          search_n: int = typer.Option(
              0, "--search", min=0, metavar="N",
              help="Also generate up to N scenarios (the property tests' strategies, over the "

@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 
 import typer
 
-from tomc.api import Session, TomError
+from tomc.api import Session, TomError, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, database, emit_json, fail)
 from tomc.cli.report import render_run
@@ -26,7 +26,7 @@ from tomc.runtime.errors import AccessDenied, StaleWrite
 EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
 
 app = typer.Typer(help="Named memories kept on FalkorDB: apply events, ask, list, export, "
-                       "drop. Several processes may write one memory at once.",
+                       "import, drop. Several processes may write one memory at once.",
                   no_args_is_help=True)
 AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own mind only "
                                             "(its read-only FalkorDB user).")
@@ -35,10 +35,14 @@ AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own 
 @contextmanager
 def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bool,
              policy: Optional[str] = None, as_agent: Optional[str] = None,
-             create: bool = False) -> Iterator[Session]:
-    """The memory attached, with every error of the API mapped to its exit code."""
+             create: bool = False, first: Optional[str] = None) -> Iterator[Session]:
+    """The memory attached, with every error of the API mapped to its exit code. `first`:
+    the statements a new memory is created for, checked before it is: bad input creates
+    nothing."""
     with database(db, data, json_output) as conn:
         try:
+            if create and first is not None and memory.read(conn, name) is None:
+                check_new_memory(name, first, policy)
             with Session.attach(name, db=conn, policy=policy, as_agent=as_agent,
                                 create=create) as session:
                 yield session
@@ -74,10 +78,12 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
-    checked before any is written: on bad input nothing is (exit 2). Each statement is its
+    checked before any is written: on bad input nothing is (exit 2), and a new memory is
+    not created. Each statement is its
     own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
     text = _text(statements)
-    with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None) as s:
+    with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None,
+                  first=text) as s:
         events = s.apply(text, after_step=after_step)
         if json_output:
             emit_json({"memory": s.memory, "step": s.step,
@@ -145,6 +151,34 @@ def export(name: str = typer.Argument(..., help="The memory."),
         emit_json({"memory": name, "tom": text, "out": str(out) if out else None})
     elif out is None:
         typer.echo(text, nl=False)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("import")
+def import_(name: str = typer.Argument(..., help="The new memory."),
+            file: Path = typer.Argument(..., help="A .tom file: an export of a memory (`tomc "
+                                                  "memory export`) or any scenario file."),
+            scenario: Optional[str] = typer.Option(
+                None, "--scenario", help="The scenario to load, when the file has several."),
+            replace: bool = typer.Option(False, "--replace",
+                                         help="Drop memory NAME first if it exists."),
+            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+            json_output: bool = JSON_OPTION) -> None:
+    """Load a scenario file into a new memory NAME: its policy, agents, rooms and every
+    event, at the times the file states (its expect/ask lines are not kept). The file is
+    checked whole first: on bad input nothing is written (exit 2). A memory NAME that
+    exists is refused (exit 2) unless --replace."""
+    with database(db, data, json_output) as conn:
+        try:
+            with Session.load(name, file, db=conn, scenario=scenario, replace=replace) as s:
+                step, agents = s.step, list(s.scenario.agents)
+        except TomError as err:
+            fail(f"bad input:\n{err}", EXIT_BAD_INPUT, json_output)
+    if json_output:
+        emit_json({"memory": name, "step": step, "agents": agents, "file": str(file)})
+    else:
+        typer.echo(f"memory {name} at step {step} (agents: {', '.join(agents) or 'none'}), "
+                   f"from {file}")
     raise typer.Exit(EXIT_OK)
 
 

@@ -7,6 +7,7 @@ diagnose impossible events: an exit from a room the agent is not in (E120), a mo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -56,8 +57,34 @@ def check_text(source: str, path: str = "<input>", base: Optional[Path] = None) 
     try:
         file = parse(source, path)
     except DiagnosticError as err:
-        return CheckResult(path, source, diagnostics=err.diagnostics)
+        return CheckResult(path, source, diagnostics=_beside_syntax(err, source, path, base))
     return check_parsed(file, source, path, base)
+
+
+# Unknown names (agents, rooms, sources, policies, procedures): what a file with syntax
+# errors is also checked for, in the text its lines in error were taken out of.
+NAME_CODES = ("E101", "E102", "E103", "E104", "E170")
+
+
+def _beside_syntax(err: DiagnosticError, source: str, path: str,
+                   base: Optional[Path]) -> list[Diagnostic]:
+    """The syntax errors of `err`, and the unknown names of the rest of the file when it
+    parses without its lines in error (`err.recovered`). A name that a line in error
+    mentions is not reported: that line may have been its declaration."""
+    if err.recovered is None:
+        return err.diagnostics
+    file, recovered = err.recovered
+    taken_out = {word for before, after in zip(source.split("\n"), recovered.split("\n"))
+                 if before != after for word in re.findall(r"[^\W\d]\w*", before)}
+    lines = recovered.split("\n")
+    names = []
+    for d in check_parsed(file, recovered, path, base).diagnostics:
+        if d.code not in NAME_CODES or d.path != path or d.span is None:
+            continue
+        named = lines[d.span.line - 1][d.span.column - 1:d.span.end_column - 1].strip('"')
+        if named not in taken_out:
+            names.append(d)
+    return sorted(err.diagnostics + names, key=lambda d: (d.span.line, d.span.column))
 
 
 def check_parsed(file: ast.File, source: str, path: str = "<input>",
@@ -146,6 +173,12 @@ class LiveChecker:
         self._checker = _ScenarioChecker(tree, found[0].policy, path, source)
         self._checker.check()
         self.scenario = self._checker.model()
+
+    @property
+    def clock(self) -> Optional[str]:
+        """The time the next event takes (canonical: tomc.dsl.checker.parse_time), None
+        before any time is stated."""
+        return self._checker.clock
 
     def add_text(self, text: str, accept: tuple[type, ...],
                  path: str = "<apply>") -> tuple[list[AnyEvent], list]:

@@ -97,9 +97,12 @@ class Diagnostic:
 
 @dataclass
 class DiagnosticError(Exception):
-    """Raised by a stage that cannot go on; carries every diagnostic found so far."""
+    """Raised by a stage that cannot go on; carries every diagnostic found so far.
+    `recovered`, from the parser only: (the AST, its text) of the file with its lines in
+    error taken out, when the rest parses (the checker reports unknown names in it)."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    recovered: Optional[tuple] = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return "\n".join(d.message for d in self.diagnostics)

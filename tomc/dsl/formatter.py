@@ -12,9 +12,11 @@ quoted otherwise: the lexer takes any grammar word that may follow a name for th
 (`Sally tells Anne to = 1` does not parse), so `"to"` must be quoted. Values are printed as
 they were written: numbers and dates as is, strings quoted, names bare.
 
-Comments are kept: each one goes before the first statement that followed it in the source
-(indented like it), and a comment that ended a statement's line still ends that line. Blank
-lines are the formatter's own.
+Comments are kept: each one goes before the statement that followed it in the source
+(indented like it), wherever the canonical order puts that statement (a policy's procedure
+keeps its comments), and a comment that ended a statement's line still ends that line.
+Blank lines are the formatter's own, but for one: a blank line (or several) between two
+statements of one group of a scenario (two phases of a story's events) stays, as one.
 
 The guarantee (docs/semantics.md section 5, invariant 6): for every AST `a` the parser can build,
 `parse(format_file(a))` is the same program as `a`, and formatting is idempotent.
@@ -52,32 +54,42 @@ Line = tuple[str, Optional[int]]
 def format_file(file: ast.File) -> str:
     """The canonical text of a parsed file (empty for a file with no items or comments)."""
     lines: list[Line] = []
+    commented = {c.line for c in file.comments if not c.trailing}
     for item in file.items:
         if lines:
             lines.append(("", None))
-        lines += _item(item)
+        lines += _item(item, commented)
     text = "\n".join(_with_comments(lines, file.comments))
     return text + "\n" if text else ""
 
 
 def _with_comments(lines: list[Line], comments: list[ast.Comment]) -> list[str]:
-    """Each comment before the line of the first node after it, indented like that line;
-    a trailing comment at the end of its node's line (or the line before, when its node
-    keeps no position); comments after the last node at the end."""
-    pending = sorted(comments, key=lambda c: c.line)
+    """Each comment before the line printing the first node after it in the source (the
+    smallest anchor at or after it: the output may order nodes otherwise), indented like
+    that line; a trailing comment at the end of its node's line (or, when its node keeps
+    no position, before the next node's); comments after the last node at the end."""
+    anchored = sorted((anchor, index) for index, (_, anchor) in enumerate(lines)
+                      if anchor is not None)
+    before: dict[int, list[str]] = {}
+    trailing: dict[int, str] = {}
+    last: list[str] = []
+    for comment in sorted(comments, key=lambda c: c.line):
+        same = [index for anchor, index in anchored if anchor == comment.line]
+        if comment.trailing and same and same[0] not in trailing:
+            trailing[same[0]] = comment.text
+            continue
+        after = [index for anchor, index in anchored if anchor >= comment.line]
+        if after:
+            before.setdefault(after[0], []).append(comment.text)
+        else:
+            last.append(comment.text)
     out: list[list[str]] = []  # [code, trailing comment or ""]
-    for text, anchor in lines:
-        trailing = ""
-        while anchor is not None and pending and pending[0].line <= anchor:
-            comment = pending.pop(0)
-            if comment.trailing and comment.line == anchor:
-                trailing = comment.text
-            else:
-                indent = text[:len(text) - len(text.lstrip())]
-                indent += "  " if text.strip() == "}" else ""  # inside the block it closes
-                out.append([indent + comment.text, ""])
-        out.append([text, trailing])
-    out += [[c.text, ""] for c in pending]
+    for index, (text, _) in enumerate(lines):
+        indent = text[:len(text) - len(text.lstrip())]
+        indent += "  " if text.strip() == "}" else ""  # inside the block it closes
+        out += [[indent + comment, ""] for comment in before.get(index, [])]
+        out.append([text, trailing.get(index, "")])
+    out += [[comment, ""] for comment in last]
     return _align(out)
 
 
@@ -97,12 +109,12 @@ def _align(lines: list[list[str]]) -> list[str]:
     return out[:-1]
 
 
-def _item(item) -> list[Line]:
+def _item(item, commented: set[int]) -> list[Line]:
     if isinstance(item, ast.UsePolicy):
         return [(f"use policy {_name(item.target)}", _line(item))]
     if isinstance(item, ast.Policy):
         return _block("policy", item, _policy_lines(item))
-    return _block("scenario", item, _scenario_lines(item))
+    return _block("scenario", item, _scenario_lines(item, commented))
 
 
 def _line(node: ast.Node) -> Optional[int]:
@@ -166,13 +178,19 @@ def _rule(rule: ast.Rule) -> str:
 # ---------------------------------------------------------------- scenarios
 
 
-def _scenario_lines(scenario: ast.Scenario) -> list[Line]:
+def _scenario_lines(scenario: ast.Scenario, commented: set[int]) -> list[Line]:
+    """The statements, a blank line between two groups (declarations, events, queries,
+    procedures) and where the source had one between two statements of a group: a line
+    between them that is neither a statement nor a comment (lines in `commented`)."""
     lines: list[Line] = []
-    previous = None
+    previous, previous_end = None, None
     for stmt in scenario.statements:
         group = _group(stmt)
-        if previous is not None and group != previous:
+        blank = (previous_end is not None and stmt.span is not None
+                 and any(n not in commented for n in range(previous_end + 1, stmt.span.line)))
+        if previous is not None and (group != previous or blank):
             lines.append(("", None))
+        previous_end = stmt.span.end_line if stmt.span else None
         if isinstance(stmt, ast.Procedure):
             lines += _procedure_lines(stmt)
         else:

@@ -150,7 +150,9 @@ def _parse(text: str, path: str, start: str):
     """(what the `start` rule builds, the source as parsed, the comment tokens).
 
     On a syntax error the parse goes on past it (`_recover`), so one run reports every
-    syntax error of the file, up to MAX_SYNTAX_ERRORS; then DiagnosticError carries them.
+    syntax error of the file, up to MAX_SYNTAX_ERRORS; then DiagnosticError carries them,
+    and with them the AST of the text recovered (its lines in error blanked) when that
+    parses and builds.
     """
     if "\x00" in text:
         decode(text.encode("utf-8", "surrogatepass"), path)
@@ -171,7 +173,14 @@ def _parse(text: str, path: str, start: str):
         finally:
             _comments.reset(reset)
     if found:
-        raise DiagnosticError(sorted(found, key=lambda d: (d.span.line, d.span.column)))
+        recovered = None
+        if attempt is not None:
+            try:
+                recovered = (_Builder(path).transform(tree), attempt)
+            except VisitError:
+                pass  # the recovered text parses but does not build: no names to check
+        raise DiagnosticError(sorted(found, key=lambda d: (d.span.line, d.span.column)),
+                              recovered=recovered)
     try:
         built = _Builder(path).transform(tree)
     except VisitError as err:
@@ -179,6 +188,28 @@ def _parse(text: str, path: str, start: str):
             raise DiagnosticError([err.orig_exc.diagnostic]) from None
         raise
     return built, source, comments
+
+
+def next_terminals(prefix: str) -> tuple[list[Token], set[str]]:
+    """(the tokens of `prefix`, the terminals the grammar takes after them): `prefix` is
+    the start of a file, up to a cursor. Raises UnexpectedInput when `prefix` has a syntax
+    error."""
+    reset = _comments.set([])
+    try:
+        parser = _lark().parse_interactive(prefix, start="start")
+        return parser.exhaust_lexer(), set(parser.accepts())
+    finally:
+        _comments.reset(reset)
+
+
+def recovered_text(text: str, path: str = "<input>") -> Optional[str]:
+    """`text` as the parser's recovery leaves it: `text` itself when it parses, else with
+    its lines in error blanked (None when recovery cannot get past an error)."""
+    try:
+        _parse(text, path, "start")
+    except DiagnosticError as err:
+        return err.recovered[1] if err.recovered else None
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _recover(err: UnexpectedInput, text: str, path: str) -> tuple[Diagnostic, Optional[str]]:
@@ -322,12 +353,20 @@ def _keyword_suggestion(err: UnexpectedToken, source: str) -> Optional[tuple[ast
 def keywords() -> list[str]:
     """Every keyword of the grammar (`agents`, `enters`, `false_beliefs`, ...), sorted: what
     editors complete and highlight. Word alternations such as TRUST_MODE count too."""
-    words = set(_keyword_strings(_terminal_names()))
-    for terminal in _lark().terminals:
-        alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", terminal.pattern.value)
-        if terminal.pattern.type == "re" and alternation:
-            words.update(alternation[1].split("|"))
-    return sorted(words)
+    return sorted({word for name in _terminal_names() for word in words_of(name)})
+
+
+def words_of(terminal: str) -> list[str]:
+    """The keyword texts terminal `terminal` matches: its word (`BELIEVES` -> believes), or
+    the words of an alternation (`TRUST_MODE` -> credulous, exit_order, authority); none for
+    NAME, punctuation and unknown names."""
+    if terminal not in _terminal_names():
+        return []
+    pattern = _lark().get_terminal(terminal).pattern
+    if pattern.type == "str":
+        return [pattern.value] if pattern.value.isidentifier() else []
+    alternation = re.fullmatch(r"\(\?:([a-z_|]+)\)", pattern.value)
+    return alternation[1].split("|") if alternation else []
 
 
 def _keyword_strings(terminals) -> list[str]:
@@ -865,4 +904,5 @@ def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:
     return parse(text, str(path)), text
 
 
-__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords"]
+__all__ = ["parse", "parse_statements", "parse_file", "read_source", "decode", "keywords",
+           "words_of", "recovered_text", "next_terminals"]

@@ -24,7 +24,9 @@ from tomc.dsl.program import AnyEvent, ScenarioModel
 from tomc.engine.base import Behind, Engine
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 
-DECLARATIONS = (ast.Agents, ast.Rooms)
+# Changes that are not events: agents and rooms, and the clock a memory sets before a
+# claim (the time it was applied at: docs/storage.md, "Time"), kept and replayed as text.
+DECLARATIONS = (ast.Agents, ast.Rooms, ast.Clock)
 CHANGES = (*ast.EVENT_TYPES, *DECLARATIONS)
 # A writer that keeps losing races gives up after this many tries (each one a round trip
 # behind a commit of another writer): contention, not an error of the input.

@@ -1,4 +1,5 @@
-"""Hi-ToM records -> .tom scenarios: a file per story, an event per sentence, an ask per question.
+"""Hi-ToM records -> .tom scenarios: a file per story, an event per sentence, an `expect` or
+an `ask` per question.
 
 The released data (`{"data": [record, ...]}`, 1,200 records; shipped with tomc as
 `BUNDLED_DATA`, shape and attribution in tomc/importers/data/hitom/README.md) holds 120
@@ -8,9 +9,14 @@ instruction line and a few CoTP texts end with a stray `***`. A story is therefo
 by its numbered sentences alone.
 
 Sentence n of a story becomes the scenario's n-th event, so event step n is sentence n, and the
-sentence is kept as a trailing comment. A question becomes an `ask`: order 0 `ask truth X`,
-order k `ask A1 > ... > Ak believes X`. The index written beside the files joins each ask back
-to its records and their released labels; each record keeps its own label because VP and CoTP
+sentence is kept as a trailing comment. A question becomes an `expect` of its released label
+(order 0 `expect truth X is in C`, order k `expect A1 > ... > Ak believes X is in C`) when its
+records agree on one label and the Hi-ToM rules (`policy hitom`, run by the reference
+interpreter) give that label too; otherwise an `ask` (`ask A1 > ... > Ak believes X`) whose
+comment names the released labels. So `tomc test` on the output checks every question the
+rules and the labels agree on (458 of 600 on the released data); eval/hitom.py scores the rest
+against the labels. The index written beside the files joins each question back to its
+records and their released labels; each record keeps its own label because VP and CoTP
 records of the same question do not always agree.
 
 Every problem (unreadable file, malformed record, misnumbered or unknown sentence) raises
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
 
@@ -87,9 +93,10 @@ class RecordRef:
 class QuestionRecord:
     """One distinct question of a story and the `ask` it became.
 
-    `ask_index` is the ask's 0-based position among the scenario's asks (asks are in order
-    0-4). `chain` is empty for order 0 and otherwise lists the question's agents in the order
-    the question names them. `records` are every VP and CoTP record asking it.
+    `ask_index` is the 0-based position of its `expect` or `ask` among the scenario's
+    questions (in order 0-4). `chain` is empty for order 0 and otherwise lists the question's
+    agents in the order the question names them. `records` are every VP and CoTP record
+    asking it. `expected` is the label written as an `expect` (None: written as an `ask`).
     """
 
     ask_index: int
@@ -98,6 +105,13 @@ class QuestionRecord:
     chain: tuple[str, ...]
     object: str
     records: tuple[RecordRef, ...]
+    expected: Optional[str] = None
+
+    @property
+    def label(self) -> Optional[str]:
+        """The released label when every record of the question gives the same one."""
+        labels = {ref.answer for ref in self.records}
+        return labels.pop() if len(labels) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -132,8 +146,11 @@ class StoryRecord:
         return {"file": self.file_name, "events": len(self.sentences), **entry}
 
 
-def import_hitom(data_path: Union[str, Path], out_dir: Union[str, Path]) -> list[StoryRecord]:
+def import_hitom(data_path: Union[str, Path], out_dir: Union[str, Path],
+                 expect: bool = True) -> list[StoryRecord]:
     """Write `hitom_NNN.tom` for each story of `data_path` and `index.json` into `out_dir`.
+    With `expect` (the default), a question whose label the Hi-ToM rules give is written as
+    an `expect` of it (`with_expectations`); without, every question is an `ask`.
 
     Stories are numbered from 000 in order of first appearance in the data. index.json is
     `{"source": file name, "policy": "hitom", "stories": [StoryRecord.index_entry(), ...]}`.
@@ -141,6 +158,8 @@ def import_hitom(data_path: Union[str, Path], out_dir: Union[str, Path]) -> list
     Raises `HitomImportError` for unreadable or malformed data and for unwritable `out_dir`.
     """
     stories = read_stories(data_path)
+    if expect:
+        stories = [with_expectations(story) for story in stories]
     texts = [story_to_tom(story) for story in stories]
     out = Path(out_dir)
     index = {"source": Path(data_path).name, "policy": POLICY,
@@ -170,10 +189,30 @@ def read_stories(data_path: Union[str, Path]) -> list[StoryRecord]:
             for number, (sentences, indices) in enumerate(stories.items())]
 
 
+def with_expectations(story: StoryRecord) -> StoryRecord:
+    """`story` with `expected` set on each question whose records agree on one label that
+    the Hi-ToM rules give too: the story (all asks) is checked and run on the reference
+    interpreter, whose answers are compared with the labels. A label the rules do not give
+    stays a label (an `ask`), so the files hold no failing expectation."""
+    from tomc.dsl.checker import check_text  # the checker and the interpreter only here
+    from tomc.runner import run_scenario
+
+    plain = replace(story, questions=tuple(replace(q, expected=None) for q in story.questions))
+    result = check_text(story_to_tom(plain), f"<{story.scenario}>")
+    if not result.ok:  # pragma: no cover - the importer writes checked text
+        raise HitomImportError(f"record {story.first_record}: the story does not check: "
+                               f"{result.diagnostics[0].message}")
+    answers = run_scenario(result.scenarios[0], "reference").answers
+    questions = tuple(replace(q, expected=q.label if q.label == answer.shown else None)
+                      for q, answer in zip(plain.questions, answers, strict=True))
+    return replace(plain, questions=questions)
+
+
 def story_to_tom(story: StoryRecord) -> str:
     """The .tom text of one story: `use policy hitom` and `scenario NAME { ... }` holding the
     agent and room declarations, one event per sentence (its sentence as a trailing comment),
-    and one ask per question in `story.questions` order. Built as an AST (tomc/dsl/ast.py)
+    and one `expect` (a question with `expected`) or `ask` per question in `story.questions`
+    order. Built as an AST (tomc/dsl/ast.py)
     and printed by the formatter, so the text is canonical `tomc fmt` output.
 
     Raises `HitomImportError` for a sentence that matches no template, or a `The X is in the C.`
@@ -196,11 +235,11 @@ def story_to_ast(story: StoryRecord) -> ast.File:
             raise HitomImportError(f"record {story.first_record}, sentence {number}: "
                                    f"{sentence!r} comes before anyone entered a room")
         events.append((_event(kind, match, cast, room, sentence), f"{number}: {sentence}"))
-    asks = [(_ask(question), f"order {question.order}: {question.text}")
+    asks = [(_question_statement(question), _question_comment(question))
             for question in story.questions]
     records = ", ".join(map(str, story.record_indices))
     # Lines as printed: 1 the header comment, 2 `use policy`, 4 `scenario {`, 5-6 agents
-    # and rooms, then the events after a blank line, then the asks after another.
+    # and rooms, then the events after a blank line, then the questions after another.
     first_event, first_ask = 8, 8 + len(events) + 1
     comments = [ast.Comment(text=f"# Generated by `tomc import hitom` from the Hi-ToM records "
                                  f"{records}.", line=1)]
@@ -356,6 +395,22 @@ def _located(match: re.Match) -> ast.Fact:
                     form="located")
 
 
-def _ask(question: QuestionRecord) -> ast.Ask:
+def _question_statement(question: QuestionRecord) -> Union[ast.Expect, ast.Ask]:
+    """`expect CHAIN believes X is in LABEL` for a question with `expected`, else `ask`."""
     key = ast.Key(subject=ast.Name(text=question.object))
-    return ast.Ask(subject=ast.Subject(chain=[ast.Name(text=a) for a in question.chain], key=key))
+    subject = ast.Subject(chain=[ast.Name(text=a) for a in question.chain], key=key)
+    if question.expected is None:
+        return ast.Ask(subject=subject)
+    return ast.Expect(subject=subject, kind="value", form="located",
+                      values=[ast.Value(text=question.expected)])
+
+
+def _question_comment(question: QuestionRecord) -> str:
+    """The question's text; for an `ask`, the released labels too (they are not expected:
+    the records disagree, or the Hi-ToM rules give another answer)."""
+    comment = f"order {question.order}: {question.text}"
+    if question.expected is not None:
+        return comment
+    labels = ", ".join(f"{ref.prompting_type} {ref.answer}"
+                       for ref in sorted(question.records, key=lambda r: r.prompting_type))
+    return f"{comment} (labels: {labels})"

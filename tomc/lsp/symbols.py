@@ -6,7 +6,8 @@ are the AST's 1-based line and column.
     index.at(line, column) -> Target | None    # the name or key under the cursor
     index.hover(target) -> str | None          # markdown: the declaration (and cardinality)
     index.definition(target) -> Decl | None    # where it is declared
-    index.names() -> list[Decl]                # every declared name, for completion
+    index.names(line) -> list[Decl]            # every declared name, for completion
+    index.keys(line) -> {key: declaring line}  # keys declared or used, for completion
 """
 
 from __future__ import annotations
@@ -183,6 +184,20 @@ class Symbols:
     def _where(decl: Decl) -> str:
         place = f" of {decl.path}" if decl.path else ""
         return f"at line {decl.span.line}{place}"
+
+    def keys(self, line: Optional[int] = None) -> dict[str, Optional[str]]:
+        """The keys worth completing at `line`: those declared by a `predicate` line (with
+        its text) and those the scenario at `line` (every scenario, without one) writes or
+        asks about, in order of first mention."""
+        scenario = self.scenario_at(line) if line else None
+        found: dict[str, Optional[str]] = {d.name: d.statement for d in self.decls
+                                           if d.kind == "key"}
+        for item in self.file.items:
+            if isinstance(item, ast.Scenario) and scenario in (None, item.name.text):
+                for node in _nodes(item.statements):
+                    if isinstance(node, ast.Key):
+                        found.setdefault(node.text, None)
+        return found
 
     def names(self, line: Optional[int] = None) -> list[Decl]:
         """Declared names worth completing at `line`: those of its scenario and of the

@@ -56,8 +56,10 @@ class PolicyRef:
 
 def policy_ref(given: str) -> tuple[Optional[PolicyRef], list[Diagnostic]]:
     """`given` as a policy: a shipped name, else a .tom file of one valid policy. Returns
-    (ref, []) or (None, diagnostics) exactly as a `use policy` of it would report them."""
-    shipped = given in shipped_names() and not Path(given).exists()
+    (ref, []) or (None, diagnostics) exactly as a `use policy` of it would report them.
+    A shipped name always means the shipped policy, as in `use policy`, whatever the
+    working folder holds: a file of that name is given as a path (`./hitom`)."""
+    shipped = given in shipped_names()
     use = ast.UsePolicy(target=ast.Name(text=given, quoted=not shipped))
     policy, problems = load_policy(use, {}, Path.cwd(), f"--policy {given}")
     if policy is None or problems:

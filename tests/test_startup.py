@@ -2,7 +2,7 @@
 by timing (the machine is shared; eval/bench.py measures the start-up):
 
 - each command's module, and the optional extras' packages (hypothesis, the MCP SDK,
-  pygls), load only when a command needs them: `tomc --version` and `tomc memory apply`
+  pygls, the model vendors' SDKs), load only when a command needs them: `tomc --version` and `tomc memory apply`
   import none of them;
 - a command whose extra is missing says which extra to install and exits 2 (the package is
   hidden by a finder placed first on sys.meta_path: the process runs as it would in an
@@ -24,7 +24,8 @@ import pytest
 from conftest import REPO, SCENARIOS
 from tomc.cli.main import COMMANDS
 
-HEAVY = ("hypothesis", "mcp", "pygls", "lsprotocol", "rich")
+HEAVY = ("hypothesis", "mcp", "pygls", "lsprotocol", "rich", "anthropic", "openai")
+EXTRAS = ["mcp", "pygls", "hypothesis", "anthropic", "openai"]  # hidden: no extra installed
 
 # Runs the CLI in this process, then prints (on the last stderr line) which of the
 # top-level modules in HIDDEN were imported; the ones in HIDE are made missing first.
@@ -78,7 +79,7 @@ def test_memory_apply_imports_no_extra_and_no_rich(db_url):
 
 
 def test_help_lists_every_command_in_order_without_the_extras():
-    code, out, _, _ = tomc("--help", hide=["mcp", "pygls", "hypothesis"])
+    code, out, _, _ = tomc("--help", hide=EXTRAS)
     assert code == 0
     listed = [line.split()[1] for line in out.splitlines()
               if line.startswith("│ ") and len(line.split()) > 2 and line.split()[1] in COMMANDS]
@@ -101,7 +102,7 @@ def test_a_missing_extra_is_named_with_its_install_command(args, extra, command,
 
 def test_commands_without_extras_run_without_them():
     code, out, err, imported = tomc("check", SCENARIOS / "sally_anne.tom",
-                                    hide=["mcp", "pygls", "hypothesis"])
+                                    hide=EXTRAS)
     assert code == 0, err
     assert imported == []
 

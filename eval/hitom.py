@@ -35,14 +35,15 @@ from eval.hitom_generator import GeneratorReplay, places_of
 from tomc.answers import Answer
 from tomc.compiler.plan import graph_names
 from tomc.dsl.checker import check_file
-from tomc.importers.hitom import INDEX_FILE, HitomImportError, StoryRecord, import_hitom
+from tomc.importers.hitom import (BUNDLED_DATA, INDEX_FILE, HitomImportError, StoryRecord,
+                                  import_hitom)
 from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "hitom" / "Hi-ToM_data.json"
+DEFAULT_DATA = BUNDLED_DATA  # the released data, shipped with tomc
 DEFAULT_OUT = REPO / "eval" / "results"
 MARKDOWN_FILE = "hitom.md"
 JSON_FILE = "hitom.json"
@@ -338,7 +339,7 @@ def render_markdown(evaluation: Evaluation) -> str:
         f"questions, {len(records)} records (a VP and a CoTP record ask each question, each "
         f"with its own released label).{subset} Every story runs on FalkorDB (compiled "
         "Cypher) and on the pure-Python reference interpreter, under `policy hitom` "
-        "(`tomc/rules/hitom.tom`, SEMANTICS.md section 3). `hitom.json` holds every record. "
+        "(`tomc/rules/hitom.tom`, docs/semantics.md section 3). `hitom.json` holds every record. "
         "Everything above the Timing section is deterministic.", "",
         "## Headline", "",
         "| comparison | records | questions |", "|---|---|---|",
@@ -397,7 +398,7 @@ def _label_section(records: list[RecordResult], wrong: list[RecordResult]) -> li
         "(`eval/hitom_generator.py`: a statement or move updates only the chains in observer "
         "order, `itertools.combinations`; entering shows objects placed before the text "
         f"states them) reproduces {_ratio(replay_vp, n_vp)} VP labels and "
-        f"{_ratio(replay_cotp, n_cotp)} CoTP labels; SEMANTICS.md updates every chain over "
+        f"{_ratio(replay_cotp, n_cotp)} CoTP labels; docs/semantics.md updates every chain over "
         f"the witnesses. Of the {len(wrong_cotp)} CoTP labels the engine does not give, "
         f"{vp_agrees} belong to a question whose VP label is the engine's answer.", "",
         "By question order:", "",

@@ -1,6 +1,6 @@
 """The Hi-ToM generator's own update order, replayed over a story's sentences: a diagnostic.
 
-tomc implements the Hi-ToM policy of SEMANTICS.md section 3. The released labels come from the
+tomc implements the Hi-ToM policy of docs/semantics.md section 3. The released labels come from the
 generator's code (ying-hui-he/Hi-ToM_dataset, `dynamic_actions.py`), which updates beliefs
 differently in two ways that change answers:
 
@@ -13,7 +13,7 @@ differently in two ways that change answers:
    the waiting room) shows every chain over the entrants, in every order, where each object of
    that room is, including an object whose first `The X is in the C.` comes later in the story.
 
-Public claims and private tells are replayed as in SEMANTICS.md (exit-order trust).
+Public claims and private tells are replayed as in docs/semantics.md (exit-order trust).
 
 This replay is neither a policy nor a scoring target: `eval.hitom` uses it only to say which
 disagreements between the engine and a released label the generator's update order explains.

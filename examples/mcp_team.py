@@ -5,12 +5,13 @@ Run it from the repository root:
 
     python examples/mcp_team.py
 
-Each client starts its own `tomc mcp` server over stdio with the MCP SDK's client, as an
-MCP host (Claude Code, Cursor, an agent framework) would; the three servers share the
-memory `mcp_team_<hex>` (new on every run) on one FalkorDB: the server named by
-$FALKORDB_URL, where the memory stays after the run, or else an embedded FalkorDB this
-script starts in a temporary folder (and stops at the end). The checks (`assert`) are what
-the text says; CI runs this file (tests/test_mcp.py).
+Each client starts its own `tomc mcp` server over stdio with the MCP SDK's client (its v2
+API: `pip install 'mcp>=2'`; the server runs on v1 too), as an MCP host (Claude Code,
+Cursor, an agent framework) would; the three servers share the memory `mcp_team_<hex>`
+(new on every run) on one FalkorDB: the server named by $FALKORDB_URL, where the memory
+stays after the run, or else an embedded FalkorDB this script starts in a temporary folder
+(and stops at the end). The checks (`assert`) are what the text says; CI runs this file
+(tests/test_mcp.py).
 """
 
 from __future__ import annotations

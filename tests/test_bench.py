@@ -15,7 +15,9 @@ REQUIRED = ["write_roundtrip_p50_ms", "read_roundtrip_p50_ms", "event_p50_ms", "
             "broadcast_16x3_over_roundtrip", "broadcast_32x2_p50_ms", "broadcast_12x3_p50_ms",
             "nested_read_p50_over_roundtrip", "round_trips_per_event", "graphs",
             "used_bytes_per_graph", "scale_p50_largest_over_smallest",
-            "hitom_engine_over_reference"]
+            "hitom_engine_over_reference", "startup_python_ms", "startup_version_ms",
+            "startup_version_over_python", "startup_memory_apply_ms",
+            "startup_memory_apply_over_python", "startup_memory_apply_embedded_ms"]
 
 
 def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
@@ -33,3 +35,4 @@ def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
     assert figures["sections"]["folder"]["graphs_left"] == 0  # a folder run keeps nothing
     table = (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert "| event p50 / write round trip |" in table
+    assert "| start-up: `tomc --version` |" in table

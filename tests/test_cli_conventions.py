@@ -117,6 +117,14 @@ def test_format_github_annotates_failed_expectations_and_diagnostics(failing, ba
     checked = tomc("check", bad, "--format", "github")
     assert checked.exit_code == 2
     assert f"::error file={bad},line=3,col=3,title=tomc E101::unknown agent `B`" in checked.output
+    assert checked.output.splitlines()[-1].startswith("::notice title=tomc::1 file(s) checked, ")
+
+
+def test_format_github_says_what_a_passing_run_did():
+    """Nothing to annotate still prints one notice: an empty log reads as nothing ran."""
+    result = tomc("test", SCENARIOS / "sally_anne.tom", *REF, "--format", "github")
+    assert result.exit_code == 0
+    assert result.output == "::notice title=tomc::5 passed, 0 failed\n"
 
 
 def test_format_sarif_locates_results(failing, bad):

@@ -59,7 +59,7 @@ def test_markdown_is_deterministic_above_timing(db, evaluation):
 
 
 def test_disagreeing_labels_name_the_engine_rule(evaluation):
-    # hitom_000 order 3: the VP label is the generator's update order, not SEMANTICS'.
+    # hitom_000 order 3: the VP label is the generator's update order, not docs/semantics.md's.
     (record,) = [r for r in evaluation.records
                  if r.story == "hitom_000" and r.order == 3 and r.prompting_type == "VP"]
     assert (record.label, record.engine, record.generator_replay) == (

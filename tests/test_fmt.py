@@ -1,4 +1,4 @@
-"""`tomc fmt`: the formatter gives back the same program (SEMANTICS.md section 5, invariant 6),
+"""`tomc fmt`: the formatter gives back the same program (docs/semantics.md section 5, invariant 6),
 is idempotent, quotes names only where needed, and the command rewrites, checks and reports
 errors with the documented exit codes."""
 

@@ -16,10 +16,10 @@ from tomc.cli.main import app
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse
-from tomc.importers.hitom import (HitomImportError, import_hitom, read_stories, story_to_ast,
-                                  story_to_tom)
+from tomc.importers.hitom import (BUNDLED_DATA, HitomImportError, import_hitom, read_stories,
+                                  story_to_ast, story_to_tom)
 
-DATA = Path(__file__).parents[2] / "shared" / "data" / "hitom" / "Hi-ToM_data.json"
+DATA = BUNDLED_DATA
 
 
 @pytest.fixture(scope="module")
@@ -162,6 +162,14 @@ def test_cli_summary_and_json(tmp_path):
     result = CliRunner().invoke(app, ["import", "hitom", str(DATA), "-o", str(tmp_path), "--json"])
     summary = json.loads(result.stdout)
     assert summary["stories"] == 120 and summary["questions"] == 600
+
+
+def test_cli_reads_the_shipped_data_when_given_no_file(tmp_path):
+    result = CliRunner().invoke(app, ["import", "hitom", "-o", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["records"] == 1200
+    assert json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))["source"] == \
+        "Hi-ToM_data.json"
 
 
 @pytest.mark.parametrize("content", [None, "{not json", '{"data": 3}', '{"data": [{}]}'])

@@ -1,5 +1,5 @@
 """Any input, however malformed, gives diagnostics with file:line:col, never another
-exception and never a hang (SEMANTICS.md section 5, invariant 7)."""
+exception and never a hang (docs/semantics.md section 5, invariant 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property tests on generated scenarios, run on the real FalkorDB runtime (SEMANTICS.md
+"""Property tests on generated scenarios, run on the real FalkorDB runtime (docs/semantics.md
 section 5): the engine agrees with the reference interpreter on every chain, key and step,
 and the belief invariants hold.
 
@@ -279,7 +279,7 @@ def test_valid_time_answers_are_append_only_on_both_engines(db, file):
 @settings(max_examples=max(10, settings.default.max_examples // 2))
 @given(FILES)
 def test_an_ending_closes_only_what_it_names_and_leaves_unknown(db, file):
-    """docs/language.md "Endings" (SEMANTICS.md section 4): an ending (`claim K [= V]
+    """docs/language.md "Endings" (docs/semantics.md section 4): an ending (`claim K [= V]
     ended`, `A retracts K [= V]`) never adopts a value; every version it closes is of its
     key (and value, when named; adopted from A, for a retraction) and was held just before;
     a cardinality-one chain it closed reads unknown afterwards."""

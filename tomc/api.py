@@ -340,6 +340,42 @@ class Session:
             checker.reset(mark)
         return []
 
+    @_serialised
+    def check_each(self, statements: Sequence[ast.Node],
+                   kept: Optional[Sequence[bool]] = None) -> list[list[Diagnostic]]:
+        """The diagnostics of each of `statements` (AST events and declarations), each
+        checked after the scenario so far and the valid ones before it that are `kept`
+        (default: all), without applying anything: [] for a statement that would apply.
+        What `tomc extract` shows before writing: a candidate that fails does not hide the
+        ones after it, and one that will not be written is not assumed by them."""
+        checker = self._live.checker
+        start = checker.mark()
+        found: list[list[Diagnostic]] = []
+        try:
+            for statement in statements:
+                if self.memory is not None and isinstance(statement, (ast.Peek,
+                                                                      ast.Distracted)):
+                    found.append([Diagnostic(
+                        "E144", "a memory takes events and agents/rooms lines, not "
+                        f"`{format_statement(statement)}`", None, "<check>",
+                        hint=_refused_hint(statement))])
+                    continue
+                before = checker.mark()
+                try:
+                    checker.add([statement], CHANGES, None, "<check>")
+                    found.append([])
+                    if kept is not None and not kept[len(found) - 1]:
+                        checker.reset(before)
+                except DiagnosticError as err:
+                    checker.reset(before)
+                    found.append(err.diagnostics)
+                except ValueError as err:
+                    checker.reset(before)
+                    found.append([Diagnostic("E144", str(err), None, "<check>")])
+        finally:
+            checker.reset(start)
+        return found
+
     @_bad_input
     def enter(self, agents: Union[str, Sequence[str]], room: str) -> AnyEvent:
         """`AGENTS enter ROOM`."""

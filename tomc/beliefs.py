@@ -15,7 +15,7 @@ COMMUNICATED = ("tell", "says", "announce", "claim", "handoff")
 
 @dataclass(frozen=True)
 class Rival:
-    """A contested claim recorded against a belief (SEMANTICS.md section 4): its value, the
+    """A contested claim recorded against a belief (docs/semantics.md section 4): its value, the
     source and authority it came with, the step and the kind of event that brought it."""
 
     value: str

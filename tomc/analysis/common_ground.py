@@ -1,7 +1,7 @@
 """`common_ground A, B`: the keys on which A and B agree and each knows the other agrees.
 
 A key is common ground when the four perspectives `A`, `B`, `A > B` and `B > A` all hold
-the same values (SEMANTICS.md section 2; depth-2 common ground, which is what a policy of
+the same values (docs/semantics.md section 2; depth-2 common ground, which is what a policy of
 depth 2 can represent). The chains `A`, `A > B` live in A's mind graph, `B`, `B > A` in B's.
 """
 

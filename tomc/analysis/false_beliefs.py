@@ -1,7 +1,7 @@
 """`false_beliefs [depth N]`: which perspectives are out of step with what they model.
 
 A chain `a1 > ... > aN` models the perspective `a2 > ... > aN` (the truth, for N = 1: what
-an omniscient observer holds, SEMANTICS.md section 2). Its belief about a key is **false**
+an omniscient observer holds, docs/semantics.md section 2). Its belief about a key is **false**
 when both hold values and the values differ. Not knowing is not a false belief: a chain
 that holds nothing, or models a perspective that holds nothing (the truth of a key only
 ever spoken about, a speaker who never believed what it said), is left out; `who_knows`
@@ -76,7 +76,7 @@ class FalseBeliefs:
 
 def false_beliefs(view: BeliefView, depth: int, key: Optional[str] = None) -> FalseBeliefs:
     """The false beliefs of every chain of `depth` agents (1..policy depth), about every key
-    or only `key`, as of the view's step (SEMANTICS.md sections 2 and 4)."""
+    or only `key`, as of the view's step (docs/semantics.md sections 2 and 4)."""
     chains = [c for c in view.scenario.chains() if len(c) == depth]
     modelled = sorted({c[1:] for c in chains})
     grouped = by_chain_key(h for h in view.held([*modelled, *chains])

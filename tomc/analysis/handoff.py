@@ -19,7 +19,7 @@ The message is the included facts, one `KEY = VALUE` line each (with the sources
 it), plus a line per caveat: the receipt counts them (`size`), and their tokens are
 compared with the full event transcript (every event's text up to the step) by
 `estimate_tokens`. `handoff S -> R write` sends exactly that (`handed_over`), as one private
-message of S routed by the "on tell:" rules (SEMANTICS.md section 3), with provenance: each
+message of S routed by the "on tell:" rules (docs/semantics.md section 3), with provenance: each
 fact keeps its original sources, each written `SOURCE via S`, and their authority (section
 4 resolves it with that authority); a fact S observed has S as its source, with S's
 authority as a speaker; each caveat arrives as a contested claim (docs/language.md,

@@ -3,7 +3,7 @@
 The analyses (tomc/analysis/*.py) are written once, over this interface. It has two
 implementations: `tomc.runtime.graph_view.GraphView` answers with Cypher reads of the
 scenario's graphs on FalkorDB, and `tomc.reference.view.ReferenceView` reads the reference
-interpreter's state. Both answer as of one step (knowledge time, SEMANTICS.md section 4):
+interpreter's state. Both answer as of one step (knowledge time, docs/semantics.md section 4):
 what was held after that step's event.
 """
 

@@ -5,7 +5,7 @@ holds a value the truth does not (listed with what it holds and since when), **i
 when it holds some of a `many` key's values and nothing else (it lacks the rest: nothing it
 holds is wrong), **unknown** when it holds nothing.
 When the truth itself is unknown (the key was only ever spoken about: speech never changes
-the truth, SEMANTICS.md section 2), an agent holding a value is **unverified**.
+the truth, docs/semantics.md section 2), an agent holding a value is **unverified**.
 """
 
 from __future__ import annotations

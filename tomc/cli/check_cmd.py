@@ -29,7 +29,9 @@ def check(files: list[Path] = typer.Argument(..., help=".tom files to check (a f
     elif output != OutputFormat.text:
         checked = [Finding(r.path, 1, 1, "check", "valid", group=r.path, failed=False,
                            name="check") for r in results if r.ok]  # JUnit lists passes too
-        emit([from_diagnostic(d) for r in results for d in r.diagnostics] + checked, output)
+        errors = sum(1 for r in results for d in r.diagnostics if d.severity == "error")
+        emit([from_diagnostic(d) for r in results for d in r.diagnostics] + checked, output,
+             f"{len(results)} file(s) checked, {errors} error(s)")
     elif ok:
         count = sum(len(r.scenarios) for r in results)
         typer.echo(f"ok: {len(results)} file(s), {count} scenario(s)")

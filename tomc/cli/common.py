@@ -139,7 +139,9 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
         if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})
         elif output != "text":
-            emit([from_diagnostic(d) for r in results for d in r.diagnostics], output)
+            errors = sum(1 for r in results for d in r.diagnostics if d.severity == "error")
+            emit([from_diagnostic(d) for r in results for d in r.diagnostics], output,
+                 f"{errors} error(s) in {len(results)} file(s): nothing was run")
         raise typer.Exit(EXIT_BAD_INPUT)
     scenarios = [s for r in results for s in r.scenarios]
     _distinct_names(scenarios)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -15,9 +15,12 @@ from tomc.analysis.view import chain_text
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, EngineChoice, check_all, database, diagnostics_json,
                              emit_json, expand)
+from tomc.cli.extras import needs_extra
 from tomc.review.diff import (PolicyRef, ScenarioDiff, Why, check_under, compare, outcome,
                               policy_ref)
-from tomc.review.search import Found, search, world_for
+
+if TYPE_CHECKING:  # hypothesis (the review extra) loads only for --search
+    from tomc.review.search import Found
 
 
 def diff(paths: Optional[list[Path]] = typer.Argument(
@@ -33,8 +36,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
              help="Also generate up to N scenarios (the property tests' strategies, over the "
                   "agents and keys named here) and print the smallest where A and B differ."),
          seed: Optional[int] = typer.Option(
-             None, "--seed", help="Random seed for --search (default: derandomized, the "
-                                  "same search every time)."),
+             None, "--seed", help="Random seed for --search (default: derandomized: the "
+                                  "same scenarios are generated every time; the one shrunk "
+                                  "to can vary with Python's hash seed)."),
          engine: EngineChoice = typer.Option(
              EngineChoice.reference, "--engine",
              help="reference (default: the pure-Python interpreter, fast) or falkordb (the "
@@ -46,6 +50,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
     answer and each (chain, key, step) belief that differs, with both values and the rule
     and event behind each. Exit 0 when nothing differs, 1 when something does, 2 on bad
     input (3: FalkorDB unavailable, with --engine falkordb)."""
+    if search_n:
+        with needs_extra("review", "tomc diff --search"):
+            from tomc.review.search import search, world_for
     if len(policies) != 2:
         _bad(f"give exactly two policies (--policy A --policy B), not {len(policies)}",
              json_output)
@@ -86,7 +93,9 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
         if paths:
             summary.append(f"{changed} of {len(diffs)} scenarios differ")
         if rejected:
-            summary.append(f"{len(rejected)} files do not check under both policies")
+            summary.append(f"{len(rejected)} file does not check under both policies"
+                           if len(rejected) == 1 else
+                           f"{len(rejected)} files do not check under both policies")
         if search_n:
             summary.append(f"search: {'a counterexample' if found else 'none'} in up to "
                            f"{search_n} generated scenarios")

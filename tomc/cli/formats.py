@@ -8,7 +8,8 @@ them into one document on stdout:
 - `junit`: JUnit XML (one testsuite per file for `check`, per scenario for `test`);
 - `sarif`: SARIF 2.1.0, one result per diagnostic or failed expectation, at its file and line;
 - `github`: GitHub Actions workflow commands (`::error file=F,line=L,col=C,title=T::message`),
-  which put annotations on the pull request's lines.
+  which put annotations on the pull request's lines, then one `::notice title=tomc::SUMMARY`
+  (`5 passed, 0 failed`), so that a run with nothing to annotate still says what it did.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ def from_diagnostic(d: Diagnostic) -> Finding:
                    failed=d.severity == "error", detail=d.hint)
 
 
-def emit(findings: list[Finding], output: OutputFormat) -> None:
-    """Print `findings` in a structured format (junit, sarif or github) on stdout."""
+def emit(findings: list[Finding], output: OutputFormat, summary: str) -> None:
+    """Print `findings` in a structured format (junit, sarif or github) on stdout; `summary`
+    is the run's one-line summary, which the github format ends with as a notice."""
     if output == OutputFormat.junit:
         typer.echo(junit_xml(findings))
     elif output == OutputFormat.sarif:
@@ -80,6 +82,7 @@ def emit(findings: list[Finding], output: OutputFormat) -> None:
         for finding in findings:
             if finding.failed:
                 typer.echo(github_line(finding))
+        typer.echo(f"::notice title=tomc::{_github_data(summary)}")
 
 
 def xml_text(text: str) -> str:
@@ -148,12 +151,14 @@ def sarif(findings: list[Finding]) -> dict:
 def github_line(f: Finding) -> str:
     """One GitHub Actions `::error` command; properties and message escaped as the runner
     expects (% CR LF, and , : in properties)."""
-    def data(text: str) -> str:
-        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
     def prop(text: str) -> str:
-        return data(text).replace(":", "%3A").replace(",", "%2C")
+        return _github_data(text).replace(":", "%3A").replace(",", "%2C")
 
     message = f.message + (f"\n{f.detail}" if f.detail else "")
     return (f"::error file={prop(f.path)},line={f.line},col={f.column},"
-            f"title={prop(f'tomc {f.rule}')}::{data(message)}")
+            f"title={prop(f'tomc {f.rule}')}::{_github_data(message)}")
+
+
+def _github_data(text: str) -> str:
+    """A workflow command's message, escaped as the runner expects (% CR LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

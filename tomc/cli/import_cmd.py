@@ -1,4 +1,6 @@
-"""`tomc import hitom DATA.json -o DIR`: Hi-ToM stories and questions -> .tom files + index.json."""
+"""`tomc import hitom [DATA.json] -o DIR`: Hi-ToM stories and questions -> .tom files + index.json.
+
+Without DATA.json it reads the Hi-ToM data shipped with tomc (`BUNDLED_DATA`)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,16 @@ from pathlib import Path
 import typer
 
 from tomc.cli.common import EXIT_BAD_INPUT, fail
-from tomc.importers.hitom import INDEX_FILE, HitomImportError, import_hitom
+from tomc.importers.hitom import BUNDLED_DATA, INDEX_FILE, HitomImportError, import_hitom
+
+app = typer.Typer(help="Turn benchmark data into .tom files.", no_args_is_help=True)
 
 
+@app.command("hitom")
 def hitom(
-    data: Path = typer.Argument(..., help="The released Hi-ToM_data.json"),
+    data: Path = typer.Argument(BUNDLED_DATA, show_default=False,
+                                help="A Hi-ToM_data.json (default: the released data shipped "
+                                     "with tomc, Apache-2.0, He et al. 2023)"),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for the .tom files and index.json"),
     expect: bool = typer.Option(True, "--expect/--ask-only",
                                 help="Write a question as `expect LABEL` where its records "

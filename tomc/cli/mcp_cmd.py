@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from tomc.cli.common import DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, fail
+from tomc.cli.extras import needs_extra
 from tomc.runtime.errors import DatabaseUnavailable
 
 
@@ -33,9 +34,9 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
     one memory through a FalkorDB server (--db); the embedded FalkorDB serves one process.
     Exit 2 on bad input (no such memory or agent, wrong policy), 3 if FalkorDB is
     unavailable."""
-    # Imported here: the MCP SDK is only loaded by this verb.
     from tomc.api import TomError
-    from tomc.mcp.server import memory_server, serve
+    with needs_extra("mcp", "tomc mcp"):  # the MCP SDK loads only for this verb
+        from tomc.mcp.server import memory_server, serve
 
     if db and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({db}, from "

@@ -18,8 +18,12 @@ from tomc.runtime.server import FSYNC_MODES, EmbeddedServer, default_data_dir
 def serve(data: Optional[Path] = typer.Option(
               None, "--data", help="Data folder (default: $TOMC_DATA or ~/.local/share/tomc)."),
           port: int = typer.Option(0, "--port", min=0, max=65535,
-                                   help="Also listen on 127.0.0.1:PORT (default: unix socket "
+                                   help="Also listen on HOST:PORT (default: unix socket "
                                         "only)."),
+          host: str = typer.Option(
+              "127.0.0.1", "--host",
+              help="Address --port listens on: 0.0.0.0 for every interface (a container's "
+                   "published port). TCP clients log in with the admin password."),
           socket: Optional[Path] = typer.Option(
               None, "--socket", help="Unix socket path (default: DATA/redis.sock)."),
           fsync: str = typer.Option(
@@ -34,7 +38,10 @@ def serve(data: Optional[Path] = typer.Option(
     if fsync not in FSYNC_MODES:
         fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
     folder = data or default_data_dir()
-    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket)
+    if host != "127.0.0.1" and not port:
+        fail(f"--host {host} needs --port (without it, only the unix socket listens)",
+             EXIT_BAD_INPUT)
+    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host)
     try:
         server.start()
     except DatabaseUnavailable as err:
@@ -44,13 +51,13 @@ def serve(data: Optional[Path] = typer.Option(
         signal.signal(signum, lambda *_: stopped.set())
     try:
         server.announce()
-        where = f"unix://{server.socket_path}" + (f" and redis://127.0.0.1:{port}" if port
+        where = f"unix://{server.socket_path}" + (f" and redis://{host}:{port}" if port
                                                   else "")
         typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}); "
                    "Ctrl-C or SIGTERM stops", err=True)
         typer.echo(f"tomc: the admin password is in {server.data_dir / 'admin.secret'} "
                    "(used by itself for the unix socket; for TCP: redis://default:PASSWORD@"
-                   "127.0.0.1:PORT)", err=True)
+                   "HOST:PORT)", err=True)
         while not stopped.wait(1.0):
             if server.process.poll() is not None:
                 fail(f"FalkorDB exited (code {server.process.returncode}); see "

@@ -6,11 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Optional
-
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 PROGRESS_AFTER = 1.0  # seconds: shorter runs show no bar at all
 
@@ -39,7 +35,7 @@ class RunProgress:
         self.enabled = enabled and is_terminal()
         self.started = time.monotonic()
         self.done = 0
-        self.bar: Optional[Progress] = None
+        self.bar = None  # a rich Progress, once shown
         self.task = None
 
     def __enter__(self) -> "RunProgress":
@@ -51,6 +47,10 @@ class RunProgress:
         if not self.enabled or self.done >= self.total:
             return
         if self.bar is None and time.monotonic() - self.started > PROGRESS_AFTER:
+            # rich loads here, not at start-up: most runs end before a bar is due.
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
             console = Console(file=sys.stdout, no_color=bool(os.environ.get("NO_COLOR")))
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(), console=console,

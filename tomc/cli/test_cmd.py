@@ -98,7 +98,7 @@ def test(paths: list[Path] = typer.Argument(..., help=".tom files or folders hol
                                   "failed": [a.to_json() for a in r.failed]} for r in runs],
                    "summary": summary_line(runs), "tested": tested})
     elif output != OutputFormat.text:
-        emit(_findings(runs), output)
+        emit(_findings(runs), output, summary_line(runs))
     else:
         for r in runs:
             if verbose or r.failed:

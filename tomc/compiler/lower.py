@@ -1,5 +1,5 @@
 """Checked scenario -> statements: each event becomes one world statement, then, for each
-mind graph it changes, the copies and writes of tomc/compiler/perspectives.py (SEMANTICS.md
+mind graph it changes, the copies and writes of tomc/compiler/perspectives.py (docs/semantics.md
 sections 2-4).
 
 A `Compiler` follows one scenario event by event, because what an event writes depends on

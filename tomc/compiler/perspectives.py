@@ -1,5 +1,5 @@
 """Perspectives stored as divergences: which chains hold a key themselves, which read it
-from their parent (SEMANTICS.md section 2 allows it: "storing only divergences ... is an
+from their parent (docs/semantics.md section 2 allows it: "storing only divergences ... is an
 allowed implementation of the same meaning").
 
 Each mind graph holds the chains that start with its agent as a tree: the parent of
@@ -41,7 +41,7 @@ class Copy(NamedTuple):
 
 
 class Write(NamedTuple):
-    """`chain` resolves the event's facts about `keys` (SEMANTICS.md section 4)."""
+    """`chain` resolves the event's facts about `keys` (docs/semantics.md section 4)."""
 
     chain: Chain
     rule: str

@@ -1,4 +1,4 @@
-"""Which chains an event updates (SEMANTICS.md section 3), from the policy's routing rules.
+"""Which chains an event updates (docs/semantics.md section 3), from the policy's routing rules.
 
 The compiler evaluates the rules itself: who witnessed an event, who heard it and who
 trusts the speaker are known before it runs (presence is replayed by the checker; trust is
@@ -24,7 +24,7 @@ RoleSets = dict[str, tuple[set[str], set[str]]]
 
 class Route(NamedTuple):
     """A chain an event updates, the text of the rule that names it, and whether it adopts
-    the value outright (`force`) instead of resolving it by authority (SEMANTICS.md 4).
+    the value outright (`force`) instead of resolving it by authority (docs/semantics.md section 4).
     A named tuple: a broadcast at 16 agents, depth 3 makes 3,615 of them, and a frozen
     dataclass took five times as long to build."""
 

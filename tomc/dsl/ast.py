@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Span(BaseModel):
     """Where a node sits in its file: 1-based line and column of its first and last character."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     line: int
     column: int
     end_line: int
@@ -26,7 +26,7 @@ class Span(BaseModel):
 class Node(BaseModel):
     """Base of every AST node."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     span: Optional[Span] = Field(default=None, repr=False)
 
     def canonical(self) -> dict:
@@ -68,7 +68,8 @@ class Value(Node):
 
 
 class Key(Node):
-    """`subject.predicate`; a bare subject means `subject.location` (SEMANTICS.md section 1)."""
+    """`subject.predicate`; a bare subject means `subject.location` (docs/semantics.md
+    section 1)."""
 
     subject: Name
     predicate: Optional[Name] = None
@@ -111,7 +112,7 @@ class SourceDecl(Node):
 
 
 class PredicateDecl(Node):
-    """`predicate KEY one|many`: the cardinality of a key (SEMANTICS.md section 4)."""
+    """`predicate KEY one|many`: the cardinality of a key (docs/semantics.md section 4)."""
 
     key: Key
     cardinality: Literal["one", "many"]
@@ -126,7 +127,8 @@ class Condition(Node):
 
 
 class Rule(Node):
-    """One routing rule: which chains adopt the event's value, and when (SEMANTICS.md section 3).
+    """One routing rule: which chains adopt the event's value, and when (docs/semantics.md
+    section 3).
 
     Either `over` is set (every chain made only of agents in the union of these role sets)
     or `path` is (one chain of roles, e.g. `listener > speaker`, for each listener).
@@ -187,7 +189,7 @@ class Policy(Node):
     limits: Optional[int] = None  # `limits perspectives N`: the most chains a scenario may have
     trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
     # Same authority, same date: the rival is contested (default), the newer supersedes,
-    # or the first stays and the rival is dropped (SEMANTICS.md section 4).
+    # or the first stays and the rival is dropped (docs/semantics.md section 4).
     ties: Optional[Literal["contested", "newest", "first"]] = None
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
@@ -301,7 +303,7 @@ class Claim(Node):
 class EndedClaim(Node):
     """`claim KEY [= V] ended from SOURCE [by A] [at T] [valid to D] [to all | in R | to A,
     B]`: the source says the fact no longer holds (all of a `many` key's values, or only V):
-    the belief is closed on both clocks, by the resolution table (SEMANTICS.md section 4)."""
+    the belief is closed on both clocks, by the resolution table (docs/semantics.md section 4)."""
 
     key: Key
     value: Optional[Value] = None
@@ -366,7 +368,7 @@ class Subject(Node):
 class When(Node):
     """`at step N` or `at TIME` (knowledge time: what was held then; a time means the last
     event at or before it) or `on DATE` (valid time: what held in the world then,
-    SEMANTICS.md section 4, "Two clocks")."""
+    docs/semantics.md section 4, "Two clocks")."""
 
     step: Optional[int] = None
     time: Optional[str] = None

@@ -622,7 +622,7 @@ class _ScenarioChecker:
         for name in chain:
             if name.text in seen:
                 self.error("E131", f"the chain names `{name.text}` twice", name.span,
-                           "a chain's agents are pairwise distinct (SEMANTICS.md section 2)")
+                           "a chain's agents are pairwise distinct (docs/semantics.md section 2)")
             seen.add(name.text)
         if len(chain) > self.policy.depth:
             self.error("E130", f"a chain of {len(chain)} agents is deeper than the policy's "

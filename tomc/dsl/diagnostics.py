@@ -38,6 +38,10 @@ CODES = {
     "E171": "procedure without steps",
     "E175": "a peek or a distraction not followed by an event seen in a room",
     "E176": "a peeker inside the room, or a distracted agent outside it",
+    "E200": "a model's answer that is not candidate statements (tomc extract)",
+    "E201": "an unreadable chat export (tomc extract)",
+    "E202": "a candidate citing words its message does not have (tomc extract)",
+    "E203": "a candidate that is not one event or agents/rooms line (tomc extract)",
 }
 
 

@@ -18,7 +18,7 @@ keeps its comments), and a comment that ended a statement's line still ends that
 Blank lines are the formatter's own, but for one: a blank line (or several) between two
 statements of one group of a scenario (two phases of a story's events) stays, as one.
 
-The guarantee (SEMANTICS.md section 5, invariant 6): for every AST `a` the parser can build,
+The guarantee (docs/semantics.md section 5, invariant 6): for every AST `a` the parser can build,
 `parse(format_file(a))` is the same program as `a`, and formatting is idempotent.
 """
 

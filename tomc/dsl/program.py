@@ -2,7 +2,7 @@
 
 Names are resolved to plain strings, events are numbered by step (1..n in file order), every
 fact carries its canonical key, and the policy is resolved (sections missing from a user
-policy are taken from the shipped default, SEMANTICS.md section 3).
+policy are taken from the shipped default, docs/semantics.md section 3).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class Fact:
     """`key = value` as an event carries it; `many` when the policy declares the key `many`.
 
     An **ending** (`ended`: `claim KEY [= V] ended`, `A retracts KEY [= V]`) says the
-    current belief no longer holds (docs/language.md "Endings", extending SEMANTICS.md
+    current belief no longer holds (docs/language.md "Endings", extending docs/semantics.md
     section 4): it closes the current versions of `key` (only the one of `value` when
     given, else all of them; only those adopted from source `of` when given: a
     retraction), instead of adopting a value.
@@ -111,7 +111,7 @@ class Fact:
 class Event:
     """One event at `step` (1..n in order), with the .tom `text` and `line` it came from.
 
-    `witnesses` are the agents who saw or heard it (SEMANTICS.md section 3), known statically
+    `witnesses` are the agents who saw or heard it (docs/semantics.md section 3), known statically
     from presence: the checker replays who is in which room at every step. An event is one
     of five families below; each stage (lowering, the reference interpreter) dispatches on
     the family's class through one table.
@@ -188,7 +188,7 @@ class Communication(Event):
 class Handoff(Event):
     """`handoff S -> R write`: `speaker` sends `listener` the facts `ask handoff S -> R`
     includes, read from its mind when the event runs, as one private message with the
-    speaker's `authority` (SEMANTICS.md section 3, `on tell:` rules)."""
+    speaker's `authority` (docs/semantics.md section 3, `on tell:` rules)."""
 
     speaker: str
     listener: str

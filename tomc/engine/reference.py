@@ -1,4 +1,4 @@
-"""The reference engine: the pure-Python interpreter of SEMANTICS.md (tomc/reference/),
+"""The reference engine: the pure-Python interpreter of docs/semantics.md (tomc/reference/),
 behind the engine protocol, for debugging and comparison. Nothing is stored."""
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Hi-ToM records -> .tom scenarios: a file per story, an event per sentence, an `expect` or
 an `ask` per question.
 
-The released data (`{"data": [record, ...]}`, 1,200 records; shape in
-shared/data/hitom/README.md) holds 120 stories, each asked 5 questions (orders 0-4) under two
-prompting types, VP and CoTP. The prompting type only changes what an LLM is shown: VP texts
-begin with an unnumbered instruction line and a few CoTP texts end with a stray `***`. A story
-is therefore identified by its numbered sentences alone.
+The released data (`{"data": [record, ...]}`, 1,200 records; shipped with tomc as
+`BUNDLED_DATA`, shape and attribution in tomc/importers/data/hitom/README.md) holds 120
+stories, each asked 5 questions (orders 0-4) under two prompting types, VP and CoTP. The
+prompting type only changes what an LLM is shown: VP texts begin with an unnumbered
+instruction line and a few CoTP texts end with a stray `***`. A story is therefore identified
+by its numbered sentences alone.
 
 Sentence n of a story becomes the scenario's n-th event, so event step n is sentence n, and the
 sentence is kept as a trailing comment. A question becomes an `expect` of its released label
@@ -35,6 +36,9 @@ from tomc.dsl.formatter import format_file
 
 POLICY = "hitom"
 INDEX_FILE = "index.json"
+# The released Hi-ToM data (Apache-2.0, He et al., Findings of EMNLP 2023), installed with
+# tomc as package data: what `tomc import hitom` and `eval.hitom` read when given no file.
+BUNDLED_DATA = Path(__file__).parent / "data" / "hitom" / "Hi-ToM_data.json"
 
 # Where the generator's agents gather between chapters; the story's current room never
 # becomes it, so "The X is in the C." is always observed in a real room.

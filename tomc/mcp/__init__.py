@@ -5,5 +5,6 @@
 - supervisor.py: the supervisor's tools (record events, ask every question, check text);
 - agent.py: an agent's tools (its own mind only, and speaking as itself);
 - results.py: tool results (the `--json` fields) and tool errors (diagnostics);
-- syntax.py: the .tom syntax `record` takes, served as a resource.
+- syntax.py: the .tom syntax `record` takes, served as a resource;
+- sdk.py: the SDK's server on its v2 (MCPServer) or v1 (FastMCP, 1.24+) API.
 """

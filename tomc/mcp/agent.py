@@ -18,7 +18,6 @@ refused before anything is written; the supervisor's other tools are not offered
 # argument types (`Speaker`) and examples are made here, per agent, not at module level.
 from typing import Annotated, Optional, Sequence, Union
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -27,10 +26,11 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json, held_json
+from tomc.mcp.sdk import MCPServer
 
-READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-SPEAK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                        open_world_hint=False)
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+SPEAK = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
+                        openWorldHint=False)
 
 
 def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from mcp.server.mcpserver import MCPServer
+from tomc.mcp.sdk import MCPServer
 
 
 def tool(server: MCPServer, **options: Any) -> Callable[[Callable], Callable]:

@@ -51,7 +51,7 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
             + NOTICE)))
     content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
                                                             indent=1)))
-    return CallToolResult(content=content, structured_content=body)
+    return CallToolResult(content=content, structuredContent=body)
 
 
 def failure(kind: str, message: str, exit_code: int,
@@ -63,7 +63,7 @@ def failure(kind: str, message: str, exit_code: int,
             "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
-        structured_content=body, is_error=True)
+        structuredContent=body, isError=True)
 
 
 def event_json(event: AnyEvent) -> dict:

@@ -20,13 +20,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
-from mcp.server.mcpserver import MCPServer
-
 from tomc.api import Session
 from tomc.mcp import agent as agent_tools
+from tomc.mcp import extraction
 from tomc.mcp import supervisor as supervisor_tools
 from tomc.mcp.describe import prompt, resource
 from tomc.mcp.results import Guard
+from tomc.mcp.sdk import MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
 from tomc.runtime.connection import connect
 
@@ -64,19 +64,17 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         writer = stack.enter_context(Session.attach(memory, db=database, policy=policy,
                                                     create=agent is None))
         if agent is None:
-            server = MCPServer("tomc", title=f"tomc memory {writer.memory}",
-                               instructions=SUPERVISOR_INSTRUCTIONS.format(name=writer.memory),
-                               log_level="WARNING")
+            server = new_server("tomc", f"tomc memory {writer.memory}",
+                                SUPERVISOR_INSTRUCTIONS.format(name=writer.memory))
             supervisor_tools.register(server, writer, guard)
+            extraction.register(server, writer, guard)
             _syntax_resource(server)
             reader = writer
         else:
             reader = stack.enter_context(Session.attach(memory, db=database, as_agent=agent,
                                                         create=False))
-            server = MCPServer("tomc", title=f"tomc memory {writer.memory}, as {agent}",
-                               instructions=AGENT_INSTRUCTIONS.format(name=writer.memory,
-                                                                      agent=agent),
-                               log_level="WARNING")
+            server = new_server("tomc", f"tomc memory {writer.memory}, as {agent}",
+                                AGENT_INSTRUCTIONS.format(name=writer.memory, agent=agent))
             agent_tools.register(server, reader, writer, guard)
         _memory_resource(server, reader, guard)
         _context_prompt(server, reader, guard)
@@ -86,10 +84,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
 def serve(server: MCPServer, http_port: Optional[int] = None) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP, on loopback
     only: http://127.0.0.1:PORT/mcp)."""
-    if http_port is None:
-        server.run("stdio")
-    else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    run(server, http_port)
 
 
 def _syntax_resource(server: MCPServer) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Annotated, Optional, Sequence
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -23,10 +22,11 @@ from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure
                                 Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json
+from tomc.mcp.sdk import MCPServer
 
-READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                        open_world_hint=False)
+READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
+                        openWorldHint=False)
 
 Statements = Annotated[str, Field(
     description="One or more .tom statements, one per line: events and `agents` / `rooms` "

@@ -1,9 +1,9 @@
-"""A pure-Python reference interpreter of SEMANTICS.md sections 1-4: no FalkorDB.
+"""A pure-Python reference interpreter of docs/semantics.md sections 1-4: no FalkorDB.
 
 Written for clarity over speed: explicit state for every chain (the truth is the empty
 chain), every belief version kept with the steps it held, and the policy's routing rules
 interpreted directly. The FalkorDB engine must agree with it on `belief(chain, key, step)`
-for every chain, key and step (SEMANTICS.md section 5, invariant 2).
+for every chain, key and step (docs/semantics.md section 5, invariant 2).
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ class Belief:
 
 @dataclass
 class Contest:
-    """A claim contested against a belief: `value` from `source` at `step` (SEMANTICS.md 4)."""
+    """A claim contested against a belief: `value` from `source` at `step` (docs/semantics.md
+    section 4)."""
 
     step: int
     value: str
@@ -164,7 +165,7 @@ class ReferenceInterpreter:
                     if s.agent == agent and s.room == room and s.until is not None), default=0)
 
     def trusts(self, listener: str, speaker: Optional[str], key: str) -> bool:
-        """trusts(L, S) under the policy's trust mode (SEMANTICS.md sections 3 and 4)."""
+        """trusts(L, S) under the policy's trust mode (docs/semantics.md sections 3 and 4)."""
         if self.policy.trust != "exit_order" or speaker is None:
             return True
         rooms = [b.room for b in self.open(TRUTH, key) if b.room is not None]
@@ -351,7 +352,7 @@ class ReferenceInterpreter:
         return [b for b in self.beliefs[chain] if b.until is None]
 
     def adopt(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool, rule: str) -> str:
-        """Resolve `fact` into `chain` (SEMANTICS.md section 4); returns the outcome."""
+        """Resolve `fact` into `chain` (docs/semantics.md section 4); returns the outcome."""
         if fact.ended:
             return self.end(chain, fact, event, force)
         current = [b for b in self.open(chain, fact.key)
@@ -392,7 +393,7 @@ class ReferenceInterpreter:
         return outcome
 
     def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:
-        """Resolve an ending into `chain` (docs/language.md "Endings", extending SEMANTICS.md
+        """Resolve an ending into `chain` (docs/language.md "Endings", extending docs/semantics.md
         section 4): each current version it names is closed (knowledge time at this step,
         valid time at the ending's `valid_to`) when the ending outranks it as a value would,
         else the ending is recorded against it as contested (or, a tie under `ties first`,
@@ -424,7 +425,7 @@ class ReferenceInterpreter:
 
     def valid_on(self, chain: Chain, key: str, step: int, date: str) -> list[Belief]:
         """Valid time: the versions adopted by `step` whose [valid_from, valid_to) holds
-        `date` (SEMANTICS.md section 4, "Two clocks"), by value, as known at `step`: an
+        `date` (docs/semantics.md section 4, "Two clocks"), by value, as known at `step`: an
         interval a later event closed is still open then (section 5.3)."""
         held = [b for b in self.beliefs[chain] if b.key == key and b.since <= step
                 and b.valid_from <= date
@@ -467,7 +468,7 @@ class ReferenceInterpreter:
 
 
 def _outranks(fact: Fact, held: Belief, ties: str) -> bool:
-    """The supersede rows of the resolution table (SEMANTICS.md section 4); a tie (same
+    """The supersede rows of the resolution table (docs/semantics.md section 4); a tie (same
     authority, same date) supersedes under `ties newest`."""
     undated = fact.published is None or held.published is None
     if fact.authority > held.authority:

@@ -11,7 +11,9 @@ counts when some chain (or the truth) holds a different value about some key at 
 
 Bounded: `max_examples=N`, no deadline, no example database, hypothesis's caches in the
 user's cache folder (nothing is written to the working folder), derandomized unless a
-seed is given.
+seed is given. Derandomized generation is repeatable; the shrink's path is not across
+processes (it varies with Python's string hash seed, PYTHONHASHSEED), so the counterexample
+reported may differ between runs (docs/review.md).
 """
 
 from __future__ import annotations

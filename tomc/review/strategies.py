@@ -507,7 +507,7 @@ def _provenance_events(world: World) -> st.SearchStrategy:
 
 
 def _dispute_events(world: World) -> st.SearchStrategy:
-    """Mostly claims, with tells, announcements and endings: what resolution (SEMANTICS.md
+    """Mostly claims, with tells, announcements and endings: what resolution (docs/semantics.md
     section 4) decides between."""
     agent, fact = st.sampled_from(world.agents), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
@@ -633,7 +633,7 @@ def handoff_files(draw, max_events: int = 20) -> ast.File:
 def authority_files(draw, max_events: int = 30) -> ast.File:
     """Disputes under `trust authority`: 2-3 sources of drawn authorities claim, and agents
     tell and announce, one of three values about one object, at drawn publication times,
-    so that every outcome of SEMANTICS.md section 4 (adopt, corroborate, supersede,
+    so that every outcome of docs/semantics.md section 4 (adopt, corroborate, supersede,
     contest, and ties) happens often; under the shipped policies' credulous trust no claim
     is ever contested."""
     world = draw(worlds(max_sources=3, min_sources=2))

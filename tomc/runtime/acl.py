@@ -1,5 +1,5 @@
 """Private minds: one FalkorDB ACL user per agent of a memory, allowed `GRAPH.RO_QUERY`
-(and PING) on that agent's mind graph and nothing else (FALKORDB.md checks 5.1-5.12).
+(and PING) on that agent's mind graph and nothing else (docs/falkordb.md checks 5.1-5.12).
 
 - The key pattern is the mind graph's exact name: `graph_key` turns the glob characters
   `*?[]\\` of agent and memory names into `%XX`, so a name can never widen it (check 5.8);

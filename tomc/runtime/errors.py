@@ -28,4 +28,4 @@ class StaleWrite(Exception):
 
 class AccessDenied(Exception):
     """A session reading as one agent asked about another mind, or tried to write
-    (SEMANTICS of private minds: docs/storage.md); FalkorDB refuses it underneath too."""
+    (the rules of private minds: docs/storage.md); FalkorDB refuses it underneath too."""

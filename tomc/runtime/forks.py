@@ -3,7 +3,7 @@
 `plan_announcements` tries each plan on copies, never on the scenario's own graphs. Only the
 graphs a simulation can write are copied (the world graph, and the mind graphs of the
 speakers and listeners of its events): GRAPH.COPY costs about 100 ms per graph whatever its
-size (FALKORDB.md check 4.3). The forks are deleted when the block ends, error or not; forks
+size (docs/falkordb.md check 4.3). The forks are deleted when the block ends, error or not; forks
 left by a killed process are named after their host and process, so the next run on that
 host drops them (`drop_abandoned`), and another host's are left alone.
 """
@@ -68,10 +68,15 @@ def fork(db: Database, graphs: GraphNames, agents: set[str],
 
 
 def _copy(db: Database, source: str, target: str) -> None:
-    """GRAPH.COPY, retried while the server cannot fork because a child of its own (an AOF
-    rewrite) is running; other errors are raised."""
+    """GRAPH.COPY once the server has no child of its own (an AOF rewrite, a BGSAVE) running,
+    retried while it still says it cannot fork; other errors are raised. FalkorDB 4.22
+    refuses a copy while a child runs ("could not fork"); 4.16 never answered it (the test
+    timed out), so the copy waits for the child to end before asking."""
     deadline = time.monotonic() + COPY_WAIT_S
     while True:
+        if _child_running(db) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            continue
         try:
             db.redis.execute_command("GRAPH.COPY", source, target)
             return
@@ -79,6 +84,13 @@ def _copy(db: Database, source: str, target: str) -> None:
             if "could not fork" not in str(err) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _child_running(db: Database) -> bool:
+    """Whether the server is running a child process (AOF rewrite, RDB save, a module's fork)."""
+    info = db.redis.info("persistence")
+    return any(info.get(field) for field in ("aof_rewrite_in_progress", "rdb_bgsave_in_progress",
+                                             "module_fork_in_progress"))
 
 
 def drop_abandoned(db: Database) -> None:

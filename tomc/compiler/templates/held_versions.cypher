@@ -5,7 +5,12 @@ MATCH (c:P) WHERE c.agents IN $chains
 {% include "owner.cypher" %}
 UNWIND line AS a
 MATCH (a)-[:HOLDS|HELD]->(b:V)
-WHERE {{ when }} AND [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] = a
+WHERE {{ when }}
+{#- The owner test is a projection, not part of the MATCH's WHERE: FalkorDB 4.16 placed
+    that filter before the traversal binds `b`, so every chain read its root's versions
+    (docs/architecture.md, "Filters on later variables"). #}
+WITH c, a, b, [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] AS owner
+WHERE owner = a
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step THEN b.until END AS until,

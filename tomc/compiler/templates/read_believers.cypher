@@ -1,6 +1,7 @@
-// Exit-order trust (SEMANTICS.md 3), read just before a communication: listener L trusts
-// speaker S about a key iff S's latest exit from the room holding the key's object is
-// later than L's; never having left it counts as earliest (0); no speaker: trusted.
+// Exit-order trust (docs/semantics.md section 3), read just before a communication:
+// listener L trusts speaker S about a key iff S's latest exit from the room holding the
+// key's object is later than L's; never having left it counts as earliest (0); no
+// speaker: trusted.
 // Exits are aggregated with OPTIONAL MATCH: FalkorDB's pattern comprehensions yield one
 // edge per pair of nodes, and an agent may have left the same room several times.
 OPTIONAL MATCH (t:P {depth: 0})-[:HOLDS]->(held:V) WHERE held.key = $key

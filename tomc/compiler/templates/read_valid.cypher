@@ -1,6 +1,6 @@
 // Valid time: among every value the chain adopted by this step (superseded ones too,
 // contested ones never), those whose valid interval [valid_from, valid_to) holds $date, as
-// known at this step: an interval closed by a later event is still open here (SEMANTICS.md
+// known at this step: an interval closed by a later event is still open here (docs/semantics.md
 // 5.3: an answer about step s does not change when later events are added).
 MATCH (c:P {agents: $agents})
 {% include "owner.cypher" %}

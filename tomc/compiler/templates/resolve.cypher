@@ -1,4 +1,4 @@
-{#- Resolution (SEMANTICS.md section 4) of fact `f` in perspective `p`, given `force` and the
+{#- Resolution (docs/semantics.md section 4) of fact `f` in perspective `p`, given `force` and the
     `rule` that named p: adopt into unknown, corroborate an equal value, supersede (close
     the current version at this step, valid until the new value's valid_from, and link the
     new one to it), record a contested claim, or (a tie under `ties first`) ignore it. Nothing is deleted: open versions hang on

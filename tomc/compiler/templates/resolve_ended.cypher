@@ -1,4 +1,4 @@
-{#- An ending (docs/language.md "Endings", extending SEMANTICS.md section 4) of fact `f` in
+{#- An ending (docs/language.md "Endings", extending docs/semantics.md section 4) of fact `f` in
     perspective `p`: each current version of f.key it names (of f.value when given;
     adopted from source f.of when given: a retraction) is closed when the ending outranks it
     as a value would (or with `force`): `until` = this step, `valid_to` = the ending's,

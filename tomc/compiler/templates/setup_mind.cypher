@@ -1,6 +1,7 @@
-// Perspectives in one mind graph (SEMANTICS.md 2): a node per chain that starts with the
-// agent, linked to its parent chain; `owns` lists the keys a chain holds itself (a new
-// chain under an existing parent owns every key so far, with no history: it is unknown).
+// Perspectives in one mind graph (docs/semantics.md section 2): a node per chain that
+// starts with the agent, linked to its parent chain; `owns` lists the keys a chain holds
+// itself (a new chain under an existing parent owns every key so far, with no history: it
+// is unknown).
 // MERGE: running it again adds what is missing and nothing else.
 UNWIND $chains AS c
 MERGE (p:P {agents: c.agents})

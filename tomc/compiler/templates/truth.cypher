@@ -1,4 +1,4 @@
-{#- The truth (SEMANTICS.md section 2): what an omniscient observer of every event holds,
+{#- The truth (docs/semantics.md section 2): what an omniscient observer of every event holds,
     resolved like any perspective; $truth says whether it adopts outright (observations,
     claims under credulous or exit-order trust) or by authority; an ending (`ended`, a
     claim that a fact no longer holds) closes instead of adopting. -#}

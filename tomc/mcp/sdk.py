@@ -1,0 +1,44 @@
+"""The official MCP SDK's server on either major version: v2 (`MCPServer`) or v1 from 1.24
+(`FastMCP`, the same server under its old name), so that tomc installs beside packages that
+still require `mcp<2`, such as langchain-mcp-adapters (README.md, "Agents over MCP").
+
+The rest of tomc/mcp/ uses only what both versions have: the server's `tool`, `resource`
+and `prompt` decorators, and the protocol types (`CallToolResult`, `ToolAnnotations`, ...)
+built with their wire names (`structuredContent`, `isError`, `readOnlyHint`): v1's fields
+are named so, and v2 accepts them as aliases of its snake_case fields.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    SDK_V2 = True
+except ModuleNotFoundError as err:
+    if err.name != "mcp.server.mcpserver":  # no SDK at all: the mcp extra is missing
+        raise
+    from mcp.server.fastmcp import FastMCP as MCPServer
+    SDK_V2 = False
+
+__all__ = ["MCPServer", "SDK_V2", "new_server", "run"]
+
+
+def new_server(name: str, title: str, instructions: str) -> MCPServer:
+    """A server that logs warnings only (stdio carries the protocol; logs go to stderr).
+    `title` (the name shown to people) is given where the SDK takes one: v2 only."""
+    if SDK_V2:
+        return MCPServer(name, title=title, instructions=instructions, log_level="WARNING")
+    return MCPServer(name, instructions=instructions, log_level="WARNING")
+
+
+def run(server: MCPServer, http_port: Optional[int] = None) -> None:
+    """Serve on stdio, or streamable HTTP on http://127.0.0.1:PORT/mcp (v1 takes the
+    address as settings, v2 as arguments)."""
+    if http_port is None:
+        server.run("stdio")
+    elif SDK_V2:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    else:
+        server.settings.host, server.settings.port = "127.0.0.1", http_port
+        server.run("streamable-http")

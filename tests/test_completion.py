@@ -43,6 +43,8 @@ KEYS = {"tags.all": "key", "refund.status": "key"}
     ("Maya tells ", AGENTS),
     ("Maya tells Finance ", KEYS),
     ("Maya tells Finance ref", KEYS),  # the word being typed is the client's to filter
+    ("ask explain Maya > Finance ", KEYS),
+    ("ask explain Maya > ", AGENTS),
     ("in ", {"chat": "room"}),
     ("in chat: ", KEYS),
     ("Maya moves box to ", {}),  # a container: a value, not a declared name

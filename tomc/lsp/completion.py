@@ -91,8 +91,11 @@ def _name_kind(tokens: list[Token]) -> Optional[str]:
     if not values:
         return "agent"  # an event starts with its agents: `A, B enter r`, `A moves ...`
     last, previous = values[-1], values[-2] if len(values) > 1 else None
-    if tokens[-1].type in ("NAME", "STRING"):
-        return "key" if previous in _KEY_AFTER_NAME else None
+    if tokens[-1].type in ("NAME", "STRING"):  # a key after `tells B`, `explain A > B`
+        start = len(tokens) - 1
+        while start > 1 and values[start - 1] == ">":
+            start -= 2
+        return "key" if start > 0 and values[start - 1] in _KEY_AFTER_NAME else None
     if last == "," or last == "{":
         return _list_kind(values)
     if last == "policy" and values[0] == "use":

@@ -112,16 +112,9 @@ class AnthropicProvider:
     """The Messages API, through the `anthropic` SDK."""
 
     def __init__(self, settings: ProviderSettings, api_key: Optional[str]):
-        anthropic = _sdk("anthropic")
         self.settings = settings
-        self.label = f"anthropic:{settings.model}" + (f" at {settings.base_url}"
-                                                       if settings.base_url else "")
-        try:
-            self.client = anthropic.Anthropic(api_key=api_key, base_url=settings.base_url,
-                                              timeout=TIMEOUT_S, max_retries=1)
-        except anthropic.AnthropicError as err:  # no key anywhere
-            raise NotConfigured(f"anthropic: {err} (see {DOCS})") from None
-        self._errors = anthropic.AnthropicError
+        self.label, self.client, self._errors = _client("anthropic", "Anthropic",
+                                                        "AnthropicError", settings, api_key)
 
     def complete(self, prompt: Prompt) -> str:
         extra = ({"output_config": {"format": {"type": "json_schema", "schema": prompt.schema}}}
@@ -140,18 +133,11 @@ class OpenAIProvider:
     """Chat completions on any OpenAI-compatible server, through the `openai` SDK."""
 
     def __init__(self, settings: ProviderSettings, api_key: Optional[str]):
-        openai = _sdk("openai")
-        self.settings = settings
-        self.label = f"openai:{settings.model}" + (f" at {settings.base_url}"
-                                                    if settings.base_url else "")
         if api_key is None and settings.base_url and not os.environ.get("OPENAI_API_KEY"):
             api_key = "none"  # a local server asks for no key, but the SDK wants one
-        try:
-            self.client = openai.OpenAI(api_key=api_key, base_url=settings.base_url,
-                                        timeout=TIMEOUT_S, max_retries=1)
-        except openai.OpenAIError as err:  # no key anywhere
-            raise NotConfigured(f"openai: {err} (see {DOCS})") from None
-        self._errors = openai.OpenAIError
+        self.settings = settings
+        self.label, self.client, self._errors = _client("openai", "OpenAI", "OpenAIError",
+                                                        settings, api_key)
 
     def complete(self, prompt: Prompt) -> str:
         extra = ({"response_format": {"type": "json_schema", "json_schema": {
@@ -167,6 +153,21 @@ class OpenAIProvider:
         if not reply.choices:
             raise ProviderError(f"{self.label}: the answer has no choices")
         return reply.choices[0].message.content or ""
+
+
+def _client(package: str, client: str, error: str, settings: ProviderSettings,
+            api_key: Optional[str]):
+    """(label, the SDK's client, the SDK's base error class) for `package`. Raises
+    NotConfigured when the SDK is missing or finds no API key anywhere."""
+    sdk = _sdk(package)
+    label = f"{package}:{settings.model}" + (f" at {settings.base_url}"
+                                             if settings.base_url else "")
+    try:
+        made = getattr(sdk, client)(api_key=api_key, base_url=settings.base_url,
+                                    timeout=TIMEOUT_S, max_retries=1)
+    except getattr(sdk, error) as err:  # no key anywhere
+        raise NotConfigured(f"{package}: {err} (see {DOCS})") from None
+    return label, made, getattr(sdk, error)
 
 
 def _sdk(name: str):

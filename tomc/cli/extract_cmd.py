@@ -174,8 +174,7 @@ def _writable(stack: ExitStack, session: Session, name: str, conn, policy: Optio
 def _confirmed(extraction: Extraction, name: str, yes: bool, json_output: bool) -> bool:
     """Whether to write (asked on a terminal unless `yes`; exit 2 where nobody can answer).
     False when there is nothing to write: no memory is created for nothing."""
-    keep = {"ok", "flagged"} if extraction.include_flagged else {"ok"}
-    count = sum(c.status in keep for c in extraction.candidates)
+    count = len(extraction.to_write)
     if count == 0:
         if not json_output:
             typer.echo(f"nothing to apply to memory {name}")

@@ -39,6 +39,13 @@ class Extraction:
     def ok(self) -> list[Candidate]:
         return [c for c in self.candidates if c.status == "ok"]
 
+    @property
+    def to_write(self) -> list[Candidate]:
+        """What `apply` writes: the ok candidates, and the flagged ones if the extraction
+        was checked with them (`include_flagged`)."""
+        keep = {"ok", "flagged"} if self.include_flagged else {"ok"}
+        return [c for c in self.candidates if c.status in keep]
+
     def as_json(self) -> dict:
         return {"model": self.model, "step": self.step,
                 "messages": [m.as_json() for m in self.messages],
@@ -74,8 +81,7 @@ def apply(extraction: Extraction, session) -> list:
     """Write the candidates that check (and the flagged ones, if the extraction was checked
     with `include_flagged`) in one batch after the step they were checked at; returns the
     events. Raises StaleWrite, TomError, DatabaseUnavailable."""
-    keep = {"ok", "flagged"} if extraction.include_flagged else {"ok"}
-    nodes = [c.node for c in extraction.candidates if c.status in keep]
+    nodes = [c.node for c in extraction.to_write]
     if not nodes:
         return []
     extraction.applied = session.apply(nodes, after_step=extraction.step)

@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("tomc.cli.serve_cmd", "serve"),
     "import": ("tomc.cli.import_cmd", "app"),
     "memory": ("tomc.cli.memory_cmd", "app"),
+    "token": ("tomc.cli.token_cmd", "app"),
 }
 
 HELP = "Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."

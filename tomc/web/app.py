@@ -1,0 +1,39 @@
+"""The ASGI app of `tomc http`: the API (tomc/web/routes.py) and the console
+(tomc/web/console.py) of the memories one FalkorDB holds.
+
+    app = create_app(database, memories=["support"])   # memories None: every memory
+    schema = app.openapi()                              # committed as docs/openapi.json
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from fastapi import FastAPI
+
+from tomc import __version__
+from tomc.runtime.connection import Database
+from tomc.web import console, errors, routes
+from tomc.web.memories import Memories
+
+DESCRIPTION = """\
+The questions and writes of tomc's named memories as JSON over HTTP: the same answers as
+`tomc memory ask --json` and the MCP tools. Every request carries a token from `tomc token
+issue` as `Authorization: Bearer <token>`: a supervisor token writes and asks everything
+about its memory; an agent token reads only that agent's mind (403 on any other). Errors
+carry the diagnostics of `tomc check --json` (docs/http.md)."""
+
+
+def create_app(db: Database, memories: Optional[Sequence[str]] = None) -> FastAPI:
+    """The app over `db` (left open: the caller's), serving `memories` (None: all)."""
+    held = Memories(db, memories)
+    app = FastAPI(title="tomc", version=__version__, description=DESCRIPTION,
+                  docs_url=None, redoc_url=None)  # no UI that loads scripts from a CDN
+    errors.install(app)
+    api, grant = routes.router(held)
+    app.include_router(api)
+    app.include_router(console.router(held, grant))
+    app.mount(console.STATIC_PATH, console.static(), name="static")
+    app.state.memories = held
+    app.router.add_event_handler("shutdown", held.close)
+    return app

@@ -24,8 +24,9 @@ about its memory; an agent token reads only that agent's mind (403 on any other)
 carry the diagnostics of `tomc check --json` (docs/http.md)."""
 
 
-def create_app(db: Database, memories: Optional[Sequence[str]] = None) -> FastAPI:
-    """The app over `db` (left open: the caller's), serving `memories` (None: all)."""
+def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None) -> FastAPI:
+    """The app over `db` (left open: the caller's; None only to describe the app: its
+    schema), serving `memories` (None: all)."""
     held = Memories(db, memories)
     app = FastAPI(title="tomc", version=__version__, description=DESCRIPTION,
                   docs_url=None, redoc_url=None)  # no UI that loads scripts from a CDN

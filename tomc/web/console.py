@@ -4,8 +4,8 @@ only that agent's mind (tomc/web/snapshot.py).
 
     GET /memories/{name}/console?access_token=T        the page (htmx, vendored in static/)
     GET /memories/{name}/console/panel[?at_step=N]     the panel at now or at step N (HTML)
-    GET /memories/{name}/stream?access_token=T         server-sent events: `step` (data: N)
-                                                       each time the memory's revision moves
+    GET /memories/{name}/stream?access_token=T[&since=R]  server-sent events: `step` (data:
+                                                       the revision) each time it moves
 
 The stream polls the memory's revision key (one GET) every POLL seconds, so an event
 written by any process (the CLI, MCP, another server) reaches the page within that time.
@@ -49,8 +49,9 @@ def router(held: Memories, grant) -> APIRouter:
     @pages.get("/console", response_class=HTMLResponse, summary="The live console (HTML)")
     def page(name: str, who: Granted, request: Request) -> HTMLResponse:
         token = _token(request)
+        revision = held.revision(name)  # read first: a write after it is streamed
         return HTMLResponse(_templates.get_template("console.html").render(
-            name=name, token=token, static=STATIC_PATH, agent=who.agent,
+            name=name, token=token, static=STATIC_PATH, agent=who.agent, revision=revision,
             panel=_panel(held, name, who.agent, None, token)))
 
     @pages.get("/console/panel", response_class=HTMLResponse,
@@ -62,8 +63,12 @@ def router(held: Memories, grant) -> APIRouter:
     @pages.get("/stream", summary="Server-sent events: `step` each time the memory moves",
                response_class=StreamingResponse,
                responses={200: {"content": {"text/event-stream": {}}}})
-    async def stream(name: str, who: Granted, request: Request) -> StreamingResponse:
-        return StreamingResponse(_steps(held, name, request),
+    async def stream(name: str, who: Granted, request: Request,
+                     since: Annotated[Optional[int], Query(
+                         ge=0, description="The revision the client shows: no event until "
+                                           "the memory moves past it.")] = None) \
+            -> StreamingResponse:
+        return StreamingResponse(_steps(held, name, request, since),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
@@ -84,9 +89,11 @@ def _panel(held: Memories, name: str, agent: Optional[str], at_step: Optional[in
         name=name, token=token, s=shown, live=at_step is None, graph=_graph(shown))
 
 
-async def _steps(held: Memories, name: str, request: Request) -> AsyncIterator[str]:
-    """`event: step` with the revision each time it moves (first: the revision now)."""
-    seen, quiet = None, 0.0
+async def _steps(held: Memories, name: str, request: Request,
+                 since: Optional[int]) -> AsyncIterator[str]:
+    """`event: step` with the revision each time it moves past `since` (None: first the
+    revision now)."""
+    seen, quiet = since, 0.0
     while not await request.is_disconnected():
         revision = await to_thread.run_sync(held.revision, name)
         if revision != seen:

@@ -3,6 +3,8 @@ memories (tomc/web/; docs/http.md, docs/console.md)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -43,12 +45,26 @@ def http(memory: Optional[list[str]] = typer.Option(
             if memories.read(conn, name) is None:
                 fail(f"no memory called {name!r} (`tomc memory list` lists them; `tomc memory "
                      "apply` creates one)", EXIT_BAD_INPUT)
-        app = create_app(conn, None if every else memory)
+        server = uvicorn.Server(uvicorn.Config(create_app(conn, None if every else memory),
+                                               host=host, port=port, log_level="warning",
+                                               timeout_graceful_shutdown=1))
+        # In a thread, so that this one says when it listens (and Ctrl-C or SIGTERM, which
+        # unwind this thread, stop it).
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            if not thread.is_alive():
+                fail(f"cannot listen on {host}:{port} (in use?)", EXIT_BAD_INPUT)
+            time.sleep(0.05)
         served = "every memory" if every else ", ".join(memory or [])
         typer.echo(f"tomc: serving {served} on http://{host}:{port}/memories/NAME (console: "
-                   f"/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops",
+                   "/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops",
                    err=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning",
-                    timeout_graceful_shutdown=1)
+        try:
+            while thread.is_alive():
+                thread.join(0.5)
+        finally:
+            server.should_exit = True
+            thread.join(5)
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)

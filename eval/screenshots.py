@@ -37,22 +37,23 @@ def main() -> int:
         supervisor = {n: tokens.issue(db, n, None) for n in ("refund", "release")}
         maya = tokens.issue(db, "refund", "Maya")
         report = Path(tmp) / "refund.html"
-        subprocess.run([sys.executable, "-m", "tomc", "report",
-                        str(REPO / "scenarios" / "refund_handoff.tom"), "-o", str(report),
-                        "--db", db.url], check=False, capture_output=True)
+        subprocess.run([sys.executable, "-m", "tomc", "report", "scenarios/refund_handoff.tom",
+                        "-o", str(report), "--db", db.url], check=False, capture_output=True,
+                       cwd=REPO)  # the page names the file as given: a path of the repository
         with served(db) as base, chromium(Path(tmp) / "profile", 1400, 1000) as driver:
-            shots = [("console.png", f"{base}/memories/refund/console?access_token="
-                      f"{supervisor['refund']}", None),
-                     ("console-replay.png", f"{base}/memories/release/console?access_token="
-                      f"{supervisor['release']}", "back"),
+            shots = [("console.png", f"{base}/memories/release/console?access_token="
+                      f"{supervisor['release']}", None, 1000),
+                     ("console-replay.png", f"{base}/memories/refund/console?access_token="
+                      f"{supervisor['refund']}", "#e10 a.step", 1000),
                      ("console-agent.png", f"{base}/memories/refund/console?access_token="
-                      f"{maya}", None),
-                     ("report.png", report.as_uri(), None)]
-            for picture, url, click in shots:
+                      f"{maya}", None, 800),
+                     ("report.png", report.as_uri(), None, 2000)]
+            for picture, url, click, height in shots:
+                driver.set_window_size(1400, height)
                 driver.get(url)
                 time.sleep(0.5)
                 if click:
-                    driver.find_element("id", click).click()
+                    driver.find_element("css selector", click).click()
                     time.sleep(0.8)
                 driver.save_screenshot(str(OUT / picture))
                 print(f"wrote {OUT / picture}")

@@ -206,6 +206,18 @@ def test_ready_answers_the_verdict_of_a_procedure(db):
         unknown = client.get("/memories/http_release/ready", headers=sup,
                              params={"procedure": "launch"})
         assert unknown.status_code == 400 and unknown.json()["diagnostics"]
+        # The console's panel: readiness per perspective, the handoff's receipt (what
+        # `handoff Scout -> Planner` answered just before step 9), a past step on request.
+        panel = client.get("/memories/http_release/console/panel", headers=sup).text
+        assert '<tr class="blocked"><td>deploy</td><td>Planner</td>' in panel
+        assert "sent: freeze.date = 2026-10-18 (bulletin_r4, chat)" in panel
+        assert "caveats: freeze.date contested by 2026-10-20 (chat)" in panel
+        past = client.get("/memories/http_release/console/panel", headers=sup,
+                          params={"at_step": 1}).text
+        assert "replay: step 1 of 12" in past and "Handoff receipts" not in past
+        beyond = client.get("/memories/http_release/console/panel", headers=sup,
+                            params={"at_step": 13})
+        assert beyond.status_code == 400 and "from 0 to 12" in beyond.json()["message"]
 
 
 def test_the_stream_sends_a_step_when_another_process_writes(db, memory):

@@ -5,9 +5,11 @@ through the Session and the analyses the CLI and MCP use:
         "out_of_date": [{"agent", "false": [false belief json]}], "minds": [{"agent",
         "beliefs": [held json, with "false"]}], "told": [{"speaker", "listener", "keys"}],
         "versions": [{"key", "value", "source", "since", "until", "published", "valid_from",
-        "rivals"}], "readiness": [{"procedure", "for", "verdict"}], "handoffs": [event json]}
+        "rivals"}], "readiness": [{"procedure", "for", "verdict"}], "handoffs": [event json, with
+        "receipt": the handoff's receipt, as GET /handoff answered just before it]}
     agent(session, at_step) -> the same keys, from that agent's own mind only (its chains,
-        the events it witnessed); no one else's mind, no truth, no false beliefs.
+        the events it witnessed); no one else's mind, no truth, no false beliefs, no
+        receipts (they read the sender's and the receiver's minds).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tomc.analysis.false_beliefs import false_beliefs
+from tomc.analysis.handoff import handoff
 from tomc.api import Session
 from tomc.wire import event_json, held_json
 
@@ -44,7 +47,8 @@ def supervisor(session: Session, at_step: Optional[int]) -> dict:
             "out_of_date": [{"agent": a, "false": wrong[a]} for a in order if wrong[a]],
             "minds": minds, "told": _told(events), "versions": _versions(truth, events),
             "readiness": _readiness(session, [None, *agents], step),
-            "handoffs": [event_json(e) for e in events if e.kind == "handoff"]}
+            "handoffs": [{**event_json(e), "receipt": _receipt(session, e)}
+                         for e in events if e.kind == "handoff"]}
 
 
 def agent(session: Session, at_step: Optional[int]) -> dict:
@@ -63,7 +67,14 @@ def agent(session: Session, at_step: Optional[int]) -> dict:
             "events": [event_json(e) for e in events], "out_of_date": [], "minds": minds,
             "told": _told(events), "versions": [],
             "readiness": _readiness(session, [me], step),
-            "handoffs": [event_json(e) for e in events if e.kind == "handoff"]}
+            "handoffs": [{**event_json(e), "receipt": None}
+                         for e in events if e.kind == "handoff"]}
+
+
+def _receipt(session: Session, event) -> dict:
+    """The receipt of a handoff event: what `handoff SENDER -> RECEIVER` answered just
+    before it (tomc/analysis/handoff.py), so what it sent and what it left out, and why."""
+    return handoff(session.view(event.step - 1), event.speaker, event.listeners[0]).to_json()
 
 
 def _told(events) -> list[dict]:

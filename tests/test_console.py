@@ -6,6 +6,7 @@ other mind."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -96,18 +97,32 @@ def test_the_console_follows_a_write_by_another_process_and_replays(db, server, 
     assert wait(browser, shown.text_to_be_present_in_element((By.ID, "where"), "live: step 5"))
 
 
-def test_an_agent_console_shows_no_other_mind(server, browser):
-    base, _, maya = server
-    browser.get(f"{base}/memories/{MEMORY}/console?access_token={maya}")
-    assert wait(browser, shown.text_to_be_present_in_element((By.TAG_NAME, "h1"), "as Maya"))
-    minds = [m.get_attribute("data-agent") for m in browser.find_elements(By.CSS_SELECTOR,
-                                                                          ".mind")]
-    assert minds and all(m == "Maya" or m.startswith("Maya > ") for m in minds), minds
-    assert browser.find_elements(By.CSS_SELECTOR, "ul.stale") == []
-    steps = [e.get_attribute("id") for e in browser.find_elements(By.CSS_SELECTOR, "#events li")]
-    assert "e4" not in steps and "e3" not in steps  # Finance's room, unseen by Maya
-    browser.find_element(By.CSS_SELECTOR, "#e2 a.step").click()  # replay, as Maya
-    assert wait(browser, shown.text_to_be_present_in_element((By.ID, "where"), "replay: step 2"))
-    minds = [m.get_attribute("data-agent") for m in browser.find_elements(By.CSS_SELECTOR,
-                                                                          ".mind")]
-    assert minds and all(m == "Maya" or m.startswith("Maya > ") for m in minds), minds
+def test_an_agent_console_shows_no_other_mind(db, server, browser):
+    port = free_port()  # `tomc console` issues Maya a token for its session alone
+    process = subprocess.Popen([sys.executable, "-m", "tomc", "console", "--memory", MEMORY,
+                                "--agent", "Maya", "--port", str(port), "--db", db.url],
+                               env={**os.environ, "PYTHONPATH": str(REPO)},
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"http://\S+", process.stderr.readline()).group(0)
+        browser.get(url)
+        assert wait(browser, shown.text_to_be_present_in_element((By.TAG_NAME, "h1"),
+                                                                 "as Maya"))
+        minds = [m.get_attribute("data-agent")
+                 for m in browser.find_elements(By.CSS_SELECTOR, ".mind")]
+        assert minds and all(m == "Maya" or m.startswith("Maya > ") for m in minds), minds
+        assert browser.find_elements(By.CSS_SELECTOR, "ul.stale") == []
+        steps = [e.get_attribute("id")
+                 for e in browser.find_elements(By.CSS_SELECTOR, "#events li")]
+        assert "e4" not in steps and "e3" not in steps  # Finance's room, unseen by Maya
+        browser.find_element(By.CSS_SELECTOR, "#e2 a.step").click()  # replay, as Maya
+        assert wait(browser, shown.text_to_be_present_in_element((By.ID, "where"),
+                                                                 "replay: step 2"))
+        minds = [m.get_attribute("data-agent")
+                 for m in browser.find_elements(By.CSS_SELECTOR, ".mind")]
+        assert minds and all(m == "Maya" or m.startswith("Maya > ") for m in minds), minds
+    finally:
+        process.terminate()
+        process.wait(30)
+    token_id = url.split("access_token=tomc_")[1].split("_")[0]
+    assert token_id not in {t["token_id"] for t in tokens.list_tokens(db, memory=MEMORY)}

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lsp": ("tomc.cli.lsp_cmd", "lsp"),
     "serve": ("tomc.cli.serve_cmd", "serve"),
     "http": ("tomc.cli.http_cmd", "http"),
+    "console": ("tomc.cli.http_cmd", "console"),
     "import": ("tomc.cli.import_cmd", "app"),
     "memory": ("tomc.cli.memory_cmd", "app"),
     "token": ("tomc.cli.token_cmd", "app"),

@@ -246,3 +246,15 @@ def test_the_committed_openapi_schema_is_the_apps(db):
     committed = json.loads((REPO / "docs" / "openapi.json").read_text(encoding="utf-8"))
     assert create_app(db).openapi() == committed, (
         "docs/openapi.json is out of date: python -m tomc.web.schema > docs/openapi.json")
+
+
+def test_tomc_http_refuses_bad_input(db):
+    def http(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tomc", "http", *args, "--db", db.url],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    neither = http()
+    assert neither.returncode == 2 and "--memory NAME" in neither.stderr
+    missing = http("--memory", "no_such_memory", "--port", "1")
+    assert missing.returncode == 2 and "no memory called 'no_such_memory'" in missing.stderr
+    assert "Traceback" not in neither.stderr + missing.stderr

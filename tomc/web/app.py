@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 
 from tomc import __version__
 from tomc.runtime.connection import Database
@@ -37,4 +38,27 @@ def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None)
     app.mount(console.STATIC_PATH, console.static(), name="static")
     app.state.memories = held
     app.router.add_event_handler("shutdown", held.close)
+    app.openapi = lambda: _schema(app)
     return app
+
+
+def _schema(app: FastAPI) -> dict:
+    """FastAPI's schema, with the bearer tokens every route needs, and less the 422 answers
+    it documents for every route: a request that does not validate is a 400 `bad_input`
+    here (tomc/web/errors.py), like any bad input."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version,
+                             description=app.description, routes=app.routes)
+        for route in schema["paths"].values():
+            for operation in route.values():
+                operation.get("responses", {}).pop("422", None)
+        components = schema.setdefault("components", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            components.get("schemas", {}).pop(unused, None)
+        components["securitySchemes"] = {"bearer": {
+            "type": "http", "scheme": "bearer",
+            "description": "A token from `tomc token issue NAME [--agent A]`; where a header "
+                           "cannot be set (EventSource), `?access_token=`."}}
+        schema["security"] = [{"bearer": []}]
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -45,8 +45,6 @@ class Memories:
     def _session(self, name: str, agent: Optional[str]) -> Session:
         found = self._sessions.get((name, agent))
         if found is None:
-            if agent is not None:
-                self._session(name, None).refresh()  # an agent declared since is known
             found = Session.attach(name, db=self.db, as_agent=agent, create=False)
             self._sessions[(name, agent)] = found
         return found

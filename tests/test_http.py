@@ -258,3 +258,35 @@ def test_tomc_http_refuses_bad_input(db):
     missing = http("--memory", "no_such_memory", "--port", "1")
     assert missing.returncode == 2 and "no memory called 'no_such_memory'" in missing.stderr
     assert "Traceback" not in neither.stderr + missing.stderr
+
+
+def test_the_answers_are_the_ones_the_mcp_tools_give(db, client, memory):
+    """The official MCP SDK's client on `tomc mcp --memory` (stdio): each tool's structured
+    result is the JSON the route answers."""
+    anyio = pytest.importorskip("anyio")
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    asked = {"false_beliefs": ({"depth": 1}, "/false_beliefs", {"depth": 1}),
+             "who_knows": ({"key": "refund.status"}, "/who_knows", {"key": "refund.status"}),
+             "believes": ({"chain": ["Maya", "Billing"], "key": "refund.status"}, "/believes",
+                          {"chain": ["Maya", "Billing"], "key": "refund.status"}),
+             "handoff": ({"sender": "Finance", "receiver": "Maya"}, "/handoff",
+                         {"sender": "Finance", "receiver": "Maya"}),
+             "history": ({}, "/history", {})}
+    by_mcp: dict[str, dict] = {}
+
+    async def scenario() -> None:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "tomc", "mcp", "--memory", MEMORY,
+                                          "--db", db.url],
+            env={"PYTHONPATH": str(REPO)}, cwd=str(REPO))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            for tool, (arguments, _, _) in asked.items():
+                result = await mcp.call_tool(tool, arguments)
+                by_mcp[tool] = json.loads(result.content[-1].text)
+
+    anyio.run(scenario)
+    for tool, (_, path, params) in asked.items():
+        assert get(client, memory["supervisor"], path, **params).json() == by_mcp[tool], tool

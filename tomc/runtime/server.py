@@ -54,6 +54,13 @@ START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
+# Bounds on every query, whoever sends it (an agent's read-only user too; docs/security.md,
+# "Bounded queries"): FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT (a query may ask for less,
+# never more) and QUERY_MEM_CAPACITY. Far above what tomc's own statements take (ms each),
+# low enough that a runaway query frees its FalkorDB thread. `tomc serve --query-timeout
+# / --query-memory` set others.
+QUERY_TIMEOUT_S = 30.0
+QUERY_MEMORY_MB = 1024
 logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
 
 SERVING = "serving.json"
@@ -136,6 +143,8 @@ class EmbeddedServer:
     port: int = 0
     socket: Optional[Path] = None
     host: str = "127.0.0.1"
+    query_timeout_s: float = QUERY_TIMEOUT_S
+    query_memory_mb: int = QUERY_MEMORY_MB
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -144,6 +153,8 @@ class EmbeddedServer:
         self.data_dir = Path(os.path.abspath(Path(self.data_dir).expanduser()))
         if self.fsync not in FSYNC_MODES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
+        if self.query_timeout_s < 0 or self.query_memory_mb < 0:
+            raise ValueError("query bounds are 0 (none) or more")
 
     @property
     def socket_path(self) -> Path:
@@ -163,7 +174,8 @@ class EmbeddedServer:
     def start(self) -> "EmbeddedServer":
         """Take the data folder's lock, clear leftovers of a killed run, launch, wait for PING."""
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private(self.data_dir)
         except OSError as err:
             raise DatabaseUnavailable(f"cannot create data folder {self.data_dir}: {err.strerror}")
         try:
@@ -195,20 +207,30 @@ class EmbeddedServer:
             "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN,
             "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
+            *self.query_bounds(),
         ]
         logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         try:
             # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
             # shuts the server down cleanly, instead of killing the server mid-write.
+            # umask 077: every file the server makes (AOF, log, pidfile, the ACL file
+            # `ACL SAVE` writes anew) is its owner's only.
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                            start_new_session=True)
+                                            start_new_session=True, umask=0o077)
         except OSError as err:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
         self._wait_ready()
         logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
+
+    def query_bounds(self) -> list[str]:
+        """The module arguments bounding every query (docs/security.md, "Bounded queries"):
+        a query may ask for a shorter timeout, never a longer one (TIMEOUT_MAX)."""
+        timeout_ms = str(round(self.query_timeout_s * 1000))
+        return ["TIMEOUT_MAX", timeout_ms, "TIMEOUT_DEFAULT", timeout_ms,
+                "QUERY_MEM_CAPACITY", str(self.query_memory_mb * 1024 * 1024)]
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -258,7 +280,9 @@ class EmbeddedServer:
         serve`): they connect to it instead of starting their own (`serving`)."""
         info = {"pid": self.process.pid, "owner": os.getpid(),
                 "socket": str(self.socket_path), "port": self.port or None}
-        (self.data_dir / SERVING).write_text(json.dumps(info))
+        fd = os.open(self.data_dir / SERVING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(info))
 
     def stop(self) -> None:
         """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s."""
@@ -337,6 +361,22 @@ def serving(data_dir: Path) -> Optional[Path]:
         return None
     running = process_alive(owner) or (process_alive(pid) and _is_redis(pid))
     return socket_path if running and socket_path.exists() else None
+
+
+def make_private(data_dir: Path) -> None:
+    """Mode 700 for the data folder and the folders in it, 600 for its files (a folder made
+    by an older tomc, or files copied in): only its owner may read minds, passwords or the
+    admin secret. Files of another owner are left alone (chmod would fail)."""
+    uid = os.getuid()
+    for folder, folders, files in os.walk(data_dir):
+        for name, mode in [(folder, 0o700)] + [(os.path.join(folder, f), 0o600) for f in files]:
+            try:
+                stat = os.lstat(name)
+            except FileNotFoundError:
+                continue
+            if stat.st_uid == uid and not os.path.islink(name) and stat.st_mode & 0o777 != mode:
+                if os.path.isdir(name) or os.path.isfile(name):
+                    os.chmod(name, mode)
 
 
 def admin_secret(data_dir: Path) -> str:

@@ -146,3 +146,23 @@ def test_the_data_folder_stays_private_after_rewrites_and_acl_saves(tmp_path, mo
     loose = {name: oct(mode) for name, mode in found.items()
              if mode != (0o700 if (folder / name).is_dir() else 0o600)}
     assert loose == {}
+
+
+def test_no_agents_password_is_kept_in_the_memory_or_in_clear_on_disk(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
+    folder = tmp_path / "data"
+    with EmbeddedServer(folder) as server:
+        admin = from_socket(server.socket_path, password=server.secret)
+        with Session.attach("hashed", db=admin) as session:
+            session.apply("agents Maya")
+        with Session.attach("hashed", db=admin, as_agent="Maya") as maya:
+            assert maya.history() == []  # Maya logs in with the derived password
+        graphs = memory_graphs("hashed", ["Maya"])
+        user, password = acl.grant(admin, graphs, "Maya")
+        assert admin.redis.hgetall(acl.users_key(graphs)) == {"Maya": user}
+        admin.redis.execute_command("BGREWRITEAOF")
+        time.sleep(1)
+        admin.close()
+    on_disk = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    assert password.encode() not in on_disk
+    assert user.encode() in on_disk  # the ACL file names the user, with #<sha256>

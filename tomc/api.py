@@ -694,9 +694,15 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
         try:
-            return statements, parse_statements(statements, origin)
+            parsed = parse_statements(statements, origin)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, statements) from None
+        if not parsed:  # empty, blank or comments only: nothing to do is bad input
+            raise TomError([Diagnostic(
+                "E160", "no statement: the text is empty or holds only comments", None,
+                origin, hint='e.g. "Maya enters chat" (a comment starts with #)')],
+                statements)
+        return statements, parsed
     items = [statements] if isinstance(statements, ast.Node) else statements
     if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
                                                           for s in items):

@@ -4,13 +4,20 @@ attacker or a failing operator, closed (docs/security.md)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import pytest
+import redis
 from typer.testing import CliRunner
 
 from tomc.api import Session, TomError
 from tomc.cli.main import app
 from tomc.engine import memory
+from tomc.runtime.connection import STATEMENT_TIMEOUT_S, statement_timeout
+from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.server import EmbeddedServer
 
 
 @pytest.fixture
@@ -40,3 +47,30 @@ def test_the_cli_says_so_and_exits_2(db, live, text):
     assert result.exit_code == 2, result.output
     assert "E160" in json.loads(result.stdout)["error"]
     assert "Traceback" not in result.output
+
+
+def test_a_hung_server_fails_an_attached_session_in_its_timeout(tmp_path, monkeypatch):
+    """SIGSTOP stands for a hung FalkorDB: a session's next call fails (DatabaseUnavailable
+    or the client's timeout error) after TOMC_TIMEOUT, not the 120 s a run may wait."""
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
+    monkeypatch.setenv("TOMC_TIMEOUT", "1")
+    assert statement_timeout(interactive=True) == 1.0
+    with EmbeddedServer(tmp_path / "data") as server:
+        with Session.attach("hung", db=f"unix://{server.socket_path}") as session:
+            session.apply("agents Maya")
+            os.kill(server.process.pid, signal.SIGSTOP)
+            try:
+                start = time.monotonic()
+                with pytest.raises((DatabaseUnavailable, redis.TimeoutError)):
+                    session.apply("agents Billing")
+                waited = time.monotonic() - start
+            finally:
+                os.kill(server.process.pid, signal.SIGCONT)
+    assert waited < STATEMENT_TIMEOUT_S / 4
+
+
+def test_interactive_callers_wait_less_than_runs(monkeypatch):
+    monkeypatch.delenv("TOMC_TIMEOUT", raising=False)
+    assert statement_timeout(interactive=True) < statement_timeout() == STATEMENT_TIMEOUT_S
+    result = CliRunner().invoke(app, ["--timeout", "0", "memory", "list"])
+    assert result.exit_code == 2  # below the 0.1 s minimum: bad input

@@ -891,4 +891,4 @@ def _database(db: Union[Database, str, None], data_dir: Optional[Path],
     if db is not None and not isinstance(db, str):
         raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
                                    f"{type(db).__name__}", None, build.PATH)])
-    return stack.enter_context(connect(db, data_dir))
+    return stack.enter_context(connect(db, data_dir, interactive=True))

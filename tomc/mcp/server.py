@@ -72,7 +72,8 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
     Raises what Session.attach raises (TomError, LookupError for a missing memory in agent
     mode, DatabaseUnavailable)."""
     with ExitStack() as stack:
-        database = stack.enter_context(connect(db, data_dir))  # one connection, both sessions
+        # one connection, both sessions; a hung server fails a tool call in seconds
+        database = stack.enter_context(connect(db, data_dir, interactive=True))
         guard = Guard()
         writer = stack.enter_context(Session.attach(memory, db=database, policy=policy,
                                                     create=agent is None))

@@ -113,7 +113,7 @@ async def refused(client: ClientSession, tool: str, **arguments) -> dict:
     """A tool error's payload."""
     result = await client.call_tool(tool, arguments)
     assert wire(result)["isError"], wire(result)["structuredContent"]
-    return json.loads(result.content[0].text)
+    return json.loads(result.content[-1].text)
 
 
 def record_story(db, memory: str) -> None:

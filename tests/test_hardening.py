@@ -6,13 +6,17 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pty
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 import redis
 from typer.testing import CliRunner
 
+from conftest import REPO
 from tomc.analysis.quoting import instruction_like
 from tomc.api import Session, TomError
 from tomc.cli.main import app
@@ -123,3 +127,39 @@ def test_an_error_echoing_an_injection_is_flagged_too():
 
 def wire_json(result) -> dict:
     return result.model_dump(by_alias=True, mode="json")["structuredContent"]
+
+
+TRAP = "a\x1b]0;pwned\x07\x1b[2Jb\u202ec"  # retitle the window, clear the screen, reorder
+
+
+def on_terminal(*args: str) -> str:
+    """What `tomc ARGS` writes to a terminal (a pseudo-terminal as its stdout)."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "tomc", *args], stdout=slave,
+                               stderr=subprocess.DEVNULL, env={**os.environ,
+                                                               "PYTHONPATH": str(REPO)})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=120)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_control_characters_of_stored_values_are_escaped_on_a_terminal(db, live):
+    live.apply("rooms chat")
+    live.apply("Maya, Billing enter chat")
+    live.apply(f'Billing says k = "{TRAP}"')
+    shown = on_terminal("memory", "ask", "hard_live", "Maya believes k", "--db", db.url)
+    assert "\x1b]" not in shown and "\x1b[2J" not in shown and "\u202e" not in shown
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jb\\u202ec" in shown
+    piped = CliRunner().invoke(app, ["memory", "ask", "hard_live", "Maya believes k",
+                                     "--db", db.url, "--json"])
+    assert TRAP in json.loads(piped.stdout)["answers"][0]["value"]  # data stays exact

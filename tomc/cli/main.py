@@ -171,4 +171,6 @@ def main() -> None:
     """Run the CLI (the `tomc` console script)."""
     # SIGTERM unwinds like Ctrl-C, so the embedded FalkorDB is shut down, not orphaned.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    from tomc.cli.terminal import guard_stdout  # stored text never drives the terminal
+    guard_stdout()
     app()

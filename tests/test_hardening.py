@@ -26,7 +26,8 @@ from tomc.engine import memory
 from tomc.mcp.results import failure
 from tomc.runtime.connection import STATEMENT_TIMEOUT_S, statement_timeout
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import EmbeddedServer
+from tomc.runtime.server import (EmbeddedServer, _servers_of, process_start, same_process,
+                                 serving)
 
 
 @pytest.fixture
@@ -163,3 +164,65 @@ def test_control_characters_of_stored_values_are_escaped_on_a_terminal(db, live)
     piped = CliRunner().invoke(app, ["memory", "ask", "hard_live", "Maya believes k",
                                      "--db", db.url, "--json"])
     assert TRAP in json.loads(piped.stdout)["answers"][0]["value"]  # data stays exact
+
+
+def serve_folder(data) -> tuple[subprocess.Popen, dict]:
+    """`tomc serve --data DATA` started; (its process, its serving.json)."""
+    env = {k: v for k, v in os.environ.items() if k != "FALKORDB_URL"}
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--data", str(data)],
+                             env={**env, "PYTHONPATH": str(REPO)}, stderr=subprocess.PIPE,
+                             text=True)
+    for _ in range(600):
+        info = data / "serving.json"  # a dead server's is left: wait for this one's
+        if info.exists() and json.loads(info.read_text())["owner"] == serve.pid:
+            return serve, json.loads(info.read_text())
+        assert serve.poll() is None, serve.stderr.read()
+        time.sleep(0.05)
+    raise AssertionError("tomc serve did not start")
+
+
+def test_a_folder_whose_server_died_is_not_served_by_a_second_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
+    data = tmp_path / "served"
+    serve, info = serve_folder(data)
+    os.kill(info["pid"], signal.SIGKILL)  # FalkorDB dies (a full disk, a crash)
+    assert serve.wait(timeout=60) == 3
+    serve.stderr.close()
+    result = CliRunner().invoke(app, ["memory", "list", "--data", str(data)])
+    assert result.exit_code == 3
+    assert "is gone: its FalkorDB has exited" not in result.stderr  # its owner is gone too
+    assert "is gone" in result.stderr and "tomc serve --data" in result.stderr
+    assert _servers_of(data) == set()  # nothing was started on the folder
+    restarted, _ = serve_folder(data)  # `tomc serve` itself takes the folder back
+    try:
+        assert CliRunner().invoke(app, ["memory", "list", "--data", str(data)]).exit_code == 0
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        assert restarted.wait(timeout=30) == 0
+        restarted.stderr.close()
+
+
+def test_a_serving_file_naming_a_reused_pid_is_known_stale(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
+    data = tmp_path / "stale"
+    data.mkdir()
+    me = os.getpid()  # a live process, but not the one that wrote the file
+    (data / "serving.json").write_text(json.dumps({
+        "pid": me, "owner": me, "pid_start": 1, "owner_start": 1,
+        "socket": str(data / "redis.sock"), "port": None}))
+    (data / "redis.sock").touch()
+    with pytest.raises(DatabaseUnavailable, match="neither it nor its FalkorDB runs"):
+        serving(data)
+    assert same_process(me, process_start(me)) and not same_process(me, 1)
+
+
+def test_an_orphan_whose_socket_and_pidfile_are_gone_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.delenv("FALKORDB_URL", raising=False)
+    orphan = EmbeddedServer(tmp_path / "data").start()
+    orphan._unlock()  # as if tomc were killed: the server runs on, unowned
+    orphan.socket_path.unlink()
+    orphan.pid_path.unlink()
+    with Session.attach("after_orphan", data_dir=tmp_path / "data") as session:
+        session.apply("agents Maya")
+        assert _servers_of(tmp_path / "data") != {orphan.process.pid}
+        assert orphan.process.wait(timeout=30) is not None  # stopped, not left beside ours

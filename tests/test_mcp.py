@@ -50,7 +50,7 @@ AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_f
 # seconds in v2, a timedelta in v1; results are read by their wire names (`wire`).
 TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)
 MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
-            "mcp_http_other",
+            "mcp_http_other", "mcp_pages",
             "mcp_exists", "mcp_nowhere", "mcp_ready"]
 
 
@@ -463,6 +463,29 @@ def test_an_agent_http_server_takes_only_that_agents_token(db):
             assert (code, answer["error"]) == (403, "insufficient_scope")
             assert refused_by_sdk(url, token)
         assert raw_post(url, None)[0] == 401
+
+
+def test_history_comes_in_pages(db):
+    record_story(db, "mcp_pages")
+    with Session.attach("mcp_pages", db=server_url(db)) as session:
+        for n in range(10):
+            session.apply(f"Finance sets order{n}.status = shipped")
+        everything = [e.step for e in session.history()]
+
+    async def scenario():
+        async with connected(db, "mcp_pages") as client:
+            pages, after = [], 0
+            while after is not None:
+                page = await call(client, "history", after_step=after, limit=5)
+                pages.append([e["step"] for e in page["events"]])
+                after = page["next_after_step"]
+            too_many = await client.call_tool("history", {"limit": 100000})
+            return pages, too_many
+
+    pages, too_many = anyio.run(scenario)
+    assert [step for page in pages for step in page] == everything
+    assert all(len(page) == 5 for page in pages[:-1]) and len(pages) == -(-len(everything) // 5)
+    assert wire(too_many)["isError"]
 
 
 def test_agent_mode_needs_the_memory_and_the_agent(db):

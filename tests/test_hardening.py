@@ -226,3 +226,17 @@ def test_an_orphan_whose_socket_and_pidfile_are_gone_is_stopped(tmp_path, monkey
         session.apply("agents Maya")
         assert _servers_of(tmp_path / "data") != {orphan.process.pid}
         assert orphan.process.wait(timeout=30) is not None  # stopped, not left beside ours
+
+
+def test_an_agent_sessions_check_does_not_say_where_others_are(db, live):
+    live.apply("rooms chat, ops")
+    live.apply("agents Finance")
+    live.apply("Billing enters chat")
+    with Session.attach("hard_live", db=db) as boss:
+        assert boss.check("Finance exits chat")  # E120: Finance is not in chat
+        assert boss.check("Billing exits chat") == []
+    with Session.attach("hard_live", db=db, as_agent="Maya") as maya:
+        inside, outside = maya.check("Billing exits chat"), maya.check("Finance exits chat")
+        assert [d.code for d in inside] == [d.code for d in outside] == ["E144"]
+        assert "Billing" not in inside[0].message.replace("`Billing exits chat`", "")
+        assert maya.check("ask Maya believes refund.status") == []

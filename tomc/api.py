@@ -328,6 +328,15 @@ class Session:
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
                                clock.span, "<check>", hint=_refused_hint(clock))]
+        if self.agent is not None:
+            # From the agent's view: a write is refused as `apply` refuses it, before the
+            # checker could say where others are (who is in which room) or what they did.
+            write = next((s for s in parsed if not isinstance(s, QUESTIONS)), None)
+            if write is not None:
+                return [Diagnostic(
+                    "E144", f"this session reads as {self.agent}: it writes nothing, so "
+                    f"`{format_statement(write)}` is not checked here", write.span, "<check>",
+                    hint="check writes with a supervisor session")]
         checker = self._live.checker
         mark = checker.mark()
         try:

@@ -328,6 +328,15 @@ class Session:
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
                                clock.span, "<check>", hint=_refused_hint(clock))]
+        if self.agent is not None:
+            # From the agent's view: a write is refused as `apply` refuses it, before the
+            # checker could say where others are (who is in which room) or what they did.
+            write = next((s for s in parsed if not isinstance(s, QUESTIONS)), None)
+            if write is not None:
+                return [Diagnostic(
+                    "E144", f"this session reads as {self.agent}: it writes nothing, so "
+                    f"`{format_statement(write)}` is not checked here", write.span, "<check>",
+                    hint="check writes with a supervisor session")]
         checker = self._live.checker
         mark = checker.mark()
         try:
@@ -709,9 +718,15 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
         try:
-            return statements, parse_statements(statements, origin)
+            parsed = parse_statements(statements, origin)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, statements) from None
+        if not parsed:  # empty, blank or comments only: nothing to do is bad input
+            raise TomError([Diagnostic(
+                "E160", "no statement: the text is empty or holds only comments", None,
+                origin, hint='e.g. "Maya enters chat" (a comment starts with #)')],
+                statements)
+        return statements, parsed
     items = [statements] if isinstance(statements, ast.Node) else statements
     if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
                                                           for s in items):
@@ -900,4 +915,4 @@ def _database(db: Union[Database, str, None], data_dir: Optional[Path],
     if db is not None and not isinstance(db, str):
         raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
                                    f"{type(db).__name__}", None, build.PATH)])
-    return stack.enter_context(connect(db, data_dir))
+    return stack.enter_context(connect(db, data_dir, interactive=True))

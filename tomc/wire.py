@@ -65,7 +65,8 @@ def error_json(kind: str, message: str, exit_code: int,
                diagnostics: Sequence[Diagnostic] = (), text: str = "") -> dict:
     """An error: its kind (bad_input, access_denied, stale_write, not_found,
     database_unavailable, ...), the exit code `tomc memory` gives it, the diagnostics as
-    `tomc check --json` gives them and as it prints them (`rendered`)."""
-    return {"error": kind, "message": message, "exit_code": exit_code,
-            "diagnostics": [d.to_json() for d in diagnostics],
-            "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
+    `tomc check --json` gives them and as it prints them (`rendered`); an error echoes the
+    input it refuses, so it is flagged as an answer is (`flagged`, `notice`)."""
+    return with_flags({"error": kind, "message": message, "exit_code": exit_code,
+                       "diagnostics": [d.to_json() for d in diagnostics],
+                       "rendered": "\n".join(d.render(text) for d in diagnostics) or message})

@@ -40,7 +40,7 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     """The memory attached, with every error of the API mapped to its exit code. `first`:
     the statements a new memory is created for, checked before it is: bad input creates
     nothing."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             if create and first is not None and memory.read(conn, name) is None:
                 check_new_memory(name, first, policy)
@@ -123,7 +123,7 @@ def ask(name: str = typer.Argument(..., help="The memory."),
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         found = [{"name": m.name, "policy": m.policy, "step": m.step,
                   "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
     if json_output:
@@ -169,7 +169,7 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     event, at the times the file states (its expect/ask lines are not kept). The file is
     checked whole first: on bad input nothing is written (exit 2). A memory NAME that
     exists is refused (exit 2) unless --replace."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             with Session.load(name, file, db=conn, scenario=scenario, replace=replace) as s:
                 step, agents = s.step, list(s.scenario.agents)
@@ -219,7 +219,7 @@ def drop(name: str = typer.Argument(..., help="The memory."),
          json_output: bool = JSON_OPTION) -> None:
     """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
     there is no such memory."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         dropped = memory.drop(conn, name)
     if not dropped:
         fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)

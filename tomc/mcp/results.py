@@ -54,11 +54,17 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
 def failure(kind: str, message: str, exit_code: int,
             diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
-    and as it prints them (`rendered`)."""
+    and as it prints them (`rendered`). An error echoes the input it refuses, so it is
+    flagged as a result is (`flagged`, `notice`, and the notice before the JSON)."""
     body = error_json(kind, message, exit_code, diagnostics, text)
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
-        structuredContent=body, isError=True)
+    content = []
+    if "flagged" in body:
+        content.append(TextContent(type="text", text=(
+            f"{len(body['flagged'])} text(s) in this error read like instructions (see "
+            "`flagged`): they echo the input refused. " + NOTICE)))
+    content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
+                                                            indent=1)))
+    return CallToolResult(content=content, structuredContent=body, isError=True)
 
 
 class Guard:

@@ -89,6 +89,16 @@ def revoke(db: Database, token_id: str) -> None:
         raise TokenRefused(f"no token {token_id!r} (`tomc token list` lists them)")
 
 
+def revoke_memory(db: Database, memory: str) -> int:
+    """Revoke every token of `memory` (it is being dropped: a memory made again under its
+    name starts with none); returns how many there were."""
+    doomed = [row["token_id"] for row in list_tokens(db, memory)]
+    try:
+        return db.redis.hdel(TOKENS_KEY, *doomed) if doomed else 0
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"cannot revoke the tokens of {memory}: {err}") from None
+
+
 def list_tokens(db: Database, memory: Optional[str] = None) -> list[dict]:
     """Every token (of `memory`, if given) as {"token_id", "memory", "agent", "issued"},
     sorted by memory, agent and issue time; never a secret nor its digest."""

@@ -11,7 +11,13 @@
   default user can read (an agent user's one key pattern is its mind graph).
 - Users are lost when a server restarts without an ACL file (check 5.10): `grant` runs on
   every attach as an agent, and `ACL SAVE` keeps them where the server has an ACL file
-  (`tomc serve` starts it with one).
+  (`tomc serve` starts it with one). ACL SAVE rewrites the whole file (0.24-1.17 s with
+  100k users, stalling other clients: docs/deployment.md), so it runs only on a node whose
+  users changed, never when the user is already as it should be.
+- In a cluster a user must exist on every node that may serve the memory: its master, the
+  replicas an agent may read from, and whichever node takes its slot after a failover or a
+  move. `grant` reconciles the user on every master and replica (`Database.nodes`), and
+  `tomc memory grant --sync` does it for every agent of every memory (after adding a node).
 """
 
 from __future__ import annotations
@@ -37,40 +43,78 @@ def user_name(graphs: GraphNames, agent: str) -> str:
     return "tomc_" + digest[:24]
 
 
-def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
-    """Create (or refresh) `agent`'s user, read-only on its mind graph; returns (user,
-    password). Raises DatabaseUnavailable when the server refuses ACL commands (a managed
-    server whose tomc user may not administer users)."""
-    user = user_name(graphs, agent)
+def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
+    """The ACL SETUSER rules of `agent`'s user: its one mind graph, read-only queries, PING,
+    and READONLY (which lets a cluster replica answer its reads; it grants no command)."""
+    return ["reset", "on", ">" + password, "resetkeys", "~" + graphs.mind(agent),
+            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly"]
+
+
+def password(db: Database, graphs: GraphNames, agent: str) -> str:
+    """`agent`'s password, made (random) on first use and kept in the memory's users hash."""
     key = users_key(graphs)
+    shard = db.shard(key)
     try:
-        db.redis.hsetnx(key, agent, secrets.token_hex(24))
-        password = db.redis.hget(key, agent)
-        db.redis.execute_command(
-            "ACL", "SETUSER", user, "reset", "on", ">" + password,
-            "resetkeys", "~" + graphs.mind(agent), "resetchannels",
-            "-@all", "+graph.ro_query", "+ping")
+        shard.redis.hsetnx(key, agent, secrets.token_hex(24))
+        return shard.redis.hget(key, agent)
     except redis.RedisError as err:
-        raise DatabaseUnavailable(f"cannot create the private user of {agent}: {err}") from None
-    save(db)
-    return user, password
+        raise DatabaseUnavailable(f"cannot read the password of {agent}: {err}") from None
+
+
+def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
+    """Create (or repair) `agent`'s user, read-only on its mind graph, on every node (the
+    server, or every master and replica of a cluster); returns (user, password). A node
+    where the user is already right is left alone (no SETUSER, no ACL SAVE). Raises
+    DatabaseUnavailable when a node refuses ACL commands (a managed server whose tomc user
+    may not administer users)."""
+    user, secret = user_name(graphs, agent), password(db, graphs, agent)
+    for node in db.nodes(replicas=True):
+        ensure(node, user, rules(graphs, agent, secret), graphs.mind(agent), secret)
+    return user, secret
+
+
+def ensure(node: redis.Redis, user: str, wanted: list[str], key: str, secret: str) -> bool:
+    """Make `user` as `wanted` on one node unless it already is (on, that password, that
+    one key pattern, those commands); True when it had to be changed (then saved)."""
+    try:
+        if _matches(node.acl_getuser(user), key, secret):
+            return False
+        node.execute_command("ACL", "SETUSER", user, *wanted)
+    except redis.RedisError as err:
+        where = node.connection_pool.connection_kwargs
+        raise DatabaseUnavailable(f"cannot create the private user {user} on "
+                                  f"{where.get('host') or where.get('path')}:"
+                                  f"{where.get('port', '')}: {err}") from None
+    save(node)
+    return True
+
+
+def _matches(found, key: str, secret: str) -> bool:
+    """Whether ACL GETUSER's reply `found` is the user `ensure` makes."""
+    if not found:
+        return False
+    commands = str(found.get("commands", ""))
+    return ("on" in found.get("flags", []) and found.get("keys") in (f"~{key}", [f"~{key}"])
+            and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
+            and "+graph.ro_query" in commands and "+readonly" in commands)
 
 
 def revoke(db: Database, graphs: GraphNames, agents: list[str]) -> None:
-    """Delete the users of `agents` (a memory being dropped)."""
+    """Delete the users of `agents` (a memory being dropped) on every node."""
     users = [user_name(graphs, a) for a in agents]
     if users:
-        try:
-            db.redis.execute_command("ACL", "DELUSER", *users)
-        except redis.RedisError as err:
-            raise DatabaseUnavailable(f"cannot delete agent users: {err}") from None
-        save(db)
+        for node in db.nodes(replicas=True):
+            try:
+                if node.execute_command("ACL", "DELUSER", *users):
+                    save(node)
+            except redis.RedisError as err:
+                raise DatabaseUnavailable(f"cannot delete agent users: {err}") from None
 
 
-def save(db: Database) -> None:
-    """ACL SAVE where the server has an ACL file; a server without one keeps users until it
+def save(node: redis.Redis) -> None:
+    """ACL SAVE where the node has an ACL file; a server without one keeps users until it
     restarts (they are made again on the next attach)."""
     try:
-        db.redis.execute_command("ACL", "SAVE")
+        node.execute_command("ACL", "SAVE")
     except redis.ResponseError:
         pass

@@ -27,8 +27,13 @@ from typing import Optional
 
 import redis
 
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
 from tomc.runtime.errors import DatabaseUnavailable
+
+
+def _acknowledged(reply) -> int:
+    """The number of replicas a WAIT reply counts (0 for an error reply)."""
+    return 0 if isinstance(reply, Exception) else int(reply)
 
 
 class Writer:
@@ -60,13 +65,21 @@ class Writer:
         their replies (an error reply is an exception object), or None if another writer
         committed since `begin` (then nothing ran)."""
         rev = self.begin() + 1
-        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",),
+        wait = self.db.options.wait_replicas
+        waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
+        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",), *waiting,
                  ("WATCH", self.key), ("GET", self.key)]
         replies = self._send(batch)
-        executed, current = replies[-3], replies[-1]
+        executed, current = replies[-3 - len(waiting)], replies[-1]
         self.watched = int(current or 0)
         if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
+        if executed is not None and waiting and _acknowledged(replies[-3]) < wait:
+            # Committed on the master, but a failover now could lose it: not acknowledged.
+            raise DatabaseUnavailable(
+                f"revision {rev} was committed on the master but only {replies[-3]} of "
+                f"{wait} replicas confirmed it within {WAIT_TIMEOUT_MS} ms (wait_replicas): "
+                "it may be lost if the master fails now (docs/deployment.md)")
         return None if executed is None else list(executed[:-1])
 
     def rewatch(self) -> int:
@@ -100,6 +113,8 @@ class Writer:
 
     def _send(self, commands: list[tuple]) -> list:
         connection = self.connection
+        if connection is None:
+            raise DatabaseUnavailable("lost the FalkorDB connection: attach again")
         try:
             connection.send_packed_command(connection.pack_commands(commands))
             replies = []
@@ -108,6 +123,13 @@ class Writer:
                     replies.append(connection.read_response())
                 except redis.ResponseError as err:
                     replies.append(err)
+            moved = next((r for r in replies if isinstance(r, redis.ResponseError)
+                          and str(r).split(" ", 1)[0] in CLUSTER_REDIRECTS), None)
+            if moved is not None:
+                raise DatabaseUnavailable(
+                    f"the memory's shard no longer serves {self.key} ({moved}): it moved or "
+                    "its master failed over; attach again (nothing of this call was "
+                    "committed)")
             return replies
         except (redis.ConnectionError, redis.TimeoutError, OSError) as err:
             connection.disconnect()

@@ -198,6 +198,8 @@ class Session:
         try:
             database = _database(db, data_dir, stack)
             stored = memory.read(database, label)
+            if stored is None and database.cluster is None and memory.migrate(database, label):
+                stored = memory.read(database, label)  # kept under its pre-hash-tag names
             created = False
             if stored is None:
                 if not create:

@@ -21,6 +21,7 @@ from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED
 from tomc.cli.report import render_run
 from tomc.engine import memory
 from tomc.runner import ScenarioRun
+from tomc.runtime import acl
 from tomc.runtime.errors import AccessDenied, StaleWrite
 
 EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
@@ -197,6 +198,47 @@ def drop(name: str = typer.Argument(..., help="The memory."),
     else:
         typer.echo(f"dropped memory {name}")
     raise typer.Exit(EXIT_OK)
+
+
+@app.command("migrate")
+def migrate(names: Optional[list[str]] = typer.Argument(
+                None, help="The memories (default: every memory kept under the old names)."),
+            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+            json_output: bool = JSON_OPTION) -> None:
+    """Rename memories kept under the names tomc used before the hash tag (`tomem:NAME:...`) to
+    `tomem:{NAME}:...`, each in one transaction (docs/deployment.md, "Upgrading"). Attaching
+    to such a memory migrates it too. Run it on the single server, before moving to a
+    cluster."""
+    with database(db, data, json_output) as conn:
+        migrated = [n for n in (names or memory.legacy_names(conn)) if memory.migrate(conn, n)]
+    if json_output:
+        emit_json({"migrated": migrated})
+    elif not migrated:
+        typer.echo("nothing to migrate")
+    for name in [] if json_output else migrated:
+        typer.echo(f"migrated memory {name}")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("grant")
+def grant(names: Optional[list[str]] = typer.Argument(
+              None, help="The memories (default: every memory)."),
+          sync: bool = typer.Option(False, "--sync", help="Create or repair the users that "
+                                    "are missing or wrong (default: only report them)."),
+          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          json_output: bool = JSON_OPTION) -> None:
+    """Check the agents' FalkorDB users (tomc/runtime/acl.py) on every node: the server, or
+    every master and replica of a cluster (after adding a node, a failover, or a restart
+    without an ACL file). Exit 1 when some are missing and --sync was not given."""
+    with database(db, data, json_output) as conn:
+        chosen = names or [m.name for m in memory.stored(conn)]
+        wrong = {n: acl.reconcile(conn, memory.memory_graphs(n), fix=sync) for n in chosen}
+    if json_output:
+        emit_json({"users": wrong, "synced": sync})
+    for name, count in [] if json_output else wrong.items():
+        verb = "made right" if sync else "missing or wrong"
+        typer.echo(f"{name}: {count} agent users {verb}")
+    raise typer.Exit(EXIT_FAILED if any(wrong.values()) and not sync else EXIT_OK)
 
 
 def _event_json(event) -> dict:

@@ -183,6 +183,56 @@ def drop(db: Database, name: str, tries: int = 1000) -> bool:
     raise DatabaseUnavailable(f"could not drop memory {name}: writers kept declaring agents")
 
 
+def legacy_names(db: Database) -> list[str]:
+    """The memories stored under the names tomc used before the hash tag (`tomem:NAME:world`
+    rather than `tomem:{NAME}:world`), sorted."""
+    found = []
+    for graph in db.graph_names():
+        parts = graph.split(":")
+        if len(parts) == 3 and parts[0] == PREFIX and parts[2] == "world" \
+                and not parts[1].startswith("{"):
+            found.append(unquote(parts[1]))
+    return sorted(found)
+
+
+def migrate(db: Database, name: str, tries: int = 100) -> bool:
+    """Rename every key of memory `name` from its old name (`tomem:NAME:...`, before the
+    hash tag) to its new one (`tomem:{NAME}:...`, `memory_key`) in one transaction, and
+    delete its agents' old ACL users (their names hash the old world graph's; the next
+    attach as an agent makes them under the new names). False when there is nothing to
+    migrate. The old revision is WATCHed while the keys are listed: a writer of an older
+    tomc committing meanwhile makes the transaction run again. Runs on one server: in a
+    cluster the old names of one memory hash to different shards (migrate before moving
+    to a cluster; docs/deployment.md)."""
+    old = f"{PREFIX}:{graph_key(name)}"
+    old_world, new_world = f"{old}:world", memory_key(name, "world")
+    old_graphs = GraphNames(old_world, {})
+    for _ in range(tries):
+        try:
+            with db.redis.pipeline(transaction=True) as pipe:
+                pipe.watch(old_world + ":rev")
+                if not pipe.exists(old_world):
+                    return False
+                if pipe.exists(new_world):
+                    raise DatabaseUnavailable(
+                        f"cannot migrate memory {name}: both {old_world} and {new_world} "
+                        "exist (drop one of them first)")
+                # graph_key escaped every glob character of the name: the pattern is literal
+                keys = sorted(set(pipe.scan_iter(match=old + ":*", count=1000)))
+                agents_ = pipe.hkeys(users_key(old_graphs))
+                pipe.multi()
+                for key in keys:
+                    pipe.rename(key, memory_key(name) + key[len(old):])
+                pipe.execute()
+        except redis.WatchError:
+            continue
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not migrate memory {name}: {err}") from None
+        acl.revoke(db, old_graphs, agents_)
+        return True
+    raise DatabaseUnavailable(f"could not migrate memory {name}: writers kept committing")
+
+
 def export(stored: StoredMemory, changes: list[tuple[int, str]]) -> str:
     """The memory as one .tom file that `tomc run` replays to the same answers: its header
     with every applied statement (in revision order) inside the scenario block."""

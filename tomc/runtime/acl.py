@@ -68,25 +68,52 @@ def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
     DatabaseUnavailable when a node refuses ACL commands (a managed server whose tomc user
     may not administer users)."""
     user, secret = user_name(graphs, agent), password(db, graphs, agent)
-    for node in db.nodes(replicas=True):
-        ensure(node, user, rules(graphs, agent, secret), graphs.mind(agent), secret)
+    _reconcile(db.nodes(replicas=True), [(user, graphs.mind(agent), secret,
+                                          rules(graphs, agent, secret))], fix=True)
     return user, secret
 
 
-def ensure(node: redis.Redis, user: str, wanted: list[str], key: str, secret: str) -> bool:
-    """Make `user` as `wanted` on one node unless it already is (on, that password, that
-    one key pattern, those commands); True when it had to be changed (then saved)."""
+def reconcile(db: Database, graphs: GraphNames, fix: bool) -> int:
+    """The users of every agent of a memory that has a password (`graphs`' world names
+    the memory; its minds are named from the users hash), checked on every node: how many
+    (node, user) pairs are missing or wrong; with `fix`, made right (one ACL SAVE per node
+    that changed). What `tomc memory grant [--sync]` runs after a node joins or a
+    failover."""
+    key = users_key(graphs)
     try:
-        if _matches(node.acl_getuser(user), key, secret):
-            return False
-        node.execute_command("ACL", "SETUSER", user, *wanted)
+        passwords = db.shard(key).redis.hgetall(key)
     except redis.RedisError as err:
-        where = node.connection_pool.connection_kwargs
-        raise DatabaseUnavailable(f"cannot create the private user {user} on "
-                                  f"{where.get('host') or where.get('path')}:"
-                                  f"{where.get('port', '')}: {err}") from None
-    save(node)
-    return True
+        raise DatabaseUnavailable(f"cannot read the agents' passwords: {err}") from None
+    graphs = graphs.with_agents([a for a in passwords if a not in graphs.minds])
+    users = [(user_name(graphs, a), graphs.mind(a), secret, rules(graphs, a, secret))
+             for a, secret in passwords.items()]
+    return _reconcile(db.nodes(replicas=True), users, fix)
+
+
+def _reconcile(nodes: list[redis.Redis], users: list[tuple[str, str, str, list[str]]],
+               fix: bool) -> int:
+    """(user, key, password, rules) made right on every node where they are not (with
+    `fix`); the count of (node, user) pairs that were not. A node is saved once, and only
+    when a user of it changed."""
+    wrong = 0
+    for node in nodes:
+        changed = False
+        try:
+            for user, key, secret, wanted in users:
+                if _matches(node.acl_getuser(user), key, secret):
+                    continue
+                wrong += 1
+                if fix:
+                    node.execute_command("ACL", "SETUSER", user, *wanted)
+                    changed = True
+        except redis.RedisError as err:
+            where = node.connection_pool.connection_kwargs
+            raise DatabaseUnavailable(
+                f"cannot set agents' users on {where.get('host') or where.get('path')}"
+                f"{':' + str(where['port']) if where.get('port') else ''}: {err}") from None
+        if changed:
+            save(node)
+    return wrong
 
 
 def _matches(found, key: str, secret: str) -> bool:

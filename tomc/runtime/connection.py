@@ -29,6 +29,7 @@ import redis
 from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
@@ -420,7 +421,7 @@ def from_cluster_url(url: str) -> Database:
     except redis.AuthenticationError as err:
         raise DatabaseUnavailable(f"the cluster at {shown} refused the credentials: {err}") \
             from None
-    except (redis.RedisError, OSError) as err:
+    except (redis.RedisError, RedisClusterException, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach a FalkorDB cluster at {shown}: "
                                   f"{str(err).splitlines()[0]}") from None
     db = Database(cluster, shown, cluster=cluster)

@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+from conftest import REPO
 from local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
@@ -47,7 +48,7 @@ def cdb(cluster):
 def test_the_memory_cli_runs_unchanged_on_a_cluster(cluster, cdb, tmp_path):
     url = cluster.url
     name = "cli_on_cluster"
-    applied = tomc("memory", "apply", name, *STORY, url=url)
+    applied = tomc("memory", "apply", name, *STORY, "--wait-replicas", "1", url=url)
     assert applied.returncode == 0, applied.stderr
     asked = tomc("memory", "ask", name, "Maya believes refund.status", "--json", url=url)
     assert json.loads(asked.stdout)["answers"][0]["value"] == "approved"
@@ -130,6 +131,8 @@ def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):
     assert "cannot reach a FalkorDB cluster" in dead.stderr
     bad = tomc("memory", "list", url="redis+cluster://127.0.0.1:notaport")
     assert bad.returncode == 3 and "HOST:PORT" in bad.stderr
+    run = tomc("run", str(REPO / "scenarios" / "sally_anne.tom"), url=cluster.url)
+    assert run.returncode == 3 and "keeps memories only" in run.stderr
 
 
 def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
@@ -177,7 +180,8 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     finally:
         stop.set()
         writer.join()
-    print(f"failover: promoted in {took:.1f} s, {len(acked)} events acknowledged")
+    print(f"failover: promoted in {took:.1f} s, {len(acked)} events acknowledged; "
+          f"during: {during.returncode} {during.stderr.strip()}; errors: {errors[:3]}")
     assert during.returncode in (0, 3) and "Traceback" not in during.stderr
     assert errors and all("Traceback" not in e for e in errors)
     with connect(cluster.url) as db, Session.attach(name, db=db) as reader:

@@ -17,7 +17,8 @@ import typer
 
 from tomc.api import Session, TomError, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, database, emit_json, fail)
+                             JSON_OPTION, STALE_OPTION, WAIT_OPTION, database,
+                             emit_json, fail, with_options)
 from tomc.cli.report import render_run
 from tomc.engine import memory
 from tomc.runner import ScenarioRun
@@ -77,12 +78,14 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
                                                 "memory is at this step."),
           as_agent: Optional[str] = AS_OPTION,
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          wait_replicas: int = WAIT_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
     checked before any is written: on bad input nothing is (exit 2), and a new memory is
     not created. Each statement is its
     own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
     text = _text(statements)
+    db = with_options(db, wait_replicas, False)
     with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None,
                   first=text) as s:
         events = s.apply(text, after_step=after_step)
@@ -105,9 +108,11 @@ def ask(name: str = typer.Argument(..., help="The memory."),
                       "rejected' 'false_beliefs'."),
         as_agent: Optional[str] = AS_OPTION,
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+        stale_reads: bool = STALE_OPTION,
         json_output: bool = JSON_OPTION) -> None:
     """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
     1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
+    db = with_options(db, 0, stale_reads)
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
         answers = [s.ask(q) for q in questions]
         run = ScenarioRun(s.scenario, answers)

@@ -204,6 +204,9 @@ def migrate(db: Database, name: str, tries: int = 100) -> bool:
     tomc committing meanwhile makes the transaction run again. Runs on one server: in a
     cluster the old names of one memory hash to different shards (migrate before moving
     to a cluster; docs/deployment.md)."""
+    if db.cluster is not None:
+        raise DatabaseUnavailable(f"cannot migrate memory {name} on a cluster: its old keys "
+                                  "hash to several shards; migrate on one server first")
     old = f"{PREFIX}:{graph_key(name)}"
     old_world, new_world = f"{old}:world", memory_key(name, "world")
     old_graphs = GraphNames(old_world, {})

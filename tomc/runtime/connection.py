@@ -1,8 +1,7 @@
 """Reaching FalkorDB: a server by URL (`--db URL` or `FALKORDB_URL`), else the embedded one.
 
 `redis+cluster://HOST:PORT,HOST:PORT,...` names a Redis Cluster of FalkorDB nodes: the
-Database then knows the topology (redis-py's RedisCluster, asked for nothing but the slot
-map), and `shard(key)` gives a Database on the one master serving a key's slot, where a
+Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a Database on the one master serving a key's slot, where a
 memory's transactions run unchanged (all its keys share one hash tag: tomc/engine/memory.py).
 No command is retried or redirected silently: a MOVED, ASK or a shard that is down is a
 `DatabaseUnavailable` (exit 3) saying which shard. URL options (any scheme):
@@ -28,10 +27,9 @@ import falkordb
 import redis
 from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
-from redis.cluster import ClusterNode, RedisCluster
-from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
+from tomc.runtime.cluster import Topology
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
@@ -71,13 +69,14 @@ class Database:
 
     def __init__(self, client: redis.Redis, url: str,
                  version: Optional[tuple[int, int, int]] = None,
-                 cluster: Optional[RedisCluster] = None, options: Optional[Options] = None):
+                 cluster: Optional[Topology] = None, options: Optional[Options] = None):
         self.redis = client
         self.url = url
         self.version = version  # the server's FalkorDB (major, minor, patch), if known
-        self.cluster = cluster  # the topology, when the server is a Redis Cluster
+        self.cluster = cluster  # the slot map, when the server is a Redis Cluster
         self.options = options or Options()
         self._nodes: dict[tuple[str, int, bool], redis.Redis] = {}  # (host, port, readonly)
+        self._credentials: dict[str, Optional[str]] = {}  # a cluster's username, password
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -112,8 +111,8 @@ class Database:
         if self.cluster is None:
             return [self.redis]
         clients = []
-        for master in self.cluster.get_primaries():
-            clients.append(self._node(master.host, master.port))
+        for host, port in self.cluster.masters():
+            clients.append(self._node(host, port))
             if replicas:
                 lines = _checked(clients[-1], lambda c: c.execute_command(
                     "CLUSTER", "REPLICAS", c.execute_command("CLUSTER", "MYID")))
@@ -121,8 +120,8 @@ class Database:
                     fields = line.split()
                     if "fail" in fields[2] or "disconnected" in fields[7:8]:
                         continue  # a replica marked failed cannot be reached
-                    host, port = fields[1].split("@", 1)[0].rsplit(":", 1)
-                    clients.append(self._node(host or master.host, int(port)))
+                    replica, at = fields[1].split("@", 1)[0].rsplit(":", 1)
+                    clients.append(self._node(replica or host, int(at)))
         return clients
 
     def shard(self, key: str) -> "Database":
@@ -133,16 +132,16 @@ class Database:
         if self.cluster is None:
             return self
         for attempt in (1, 2):
-            node = self.cluster.get_node_from_key(key)
-            client = self._node(node.host, node.port)
+            (host, port), _ = self.cluster.serving(key)
+            client = self._node(host, port)
             try:
                 client.exists(key)  # answers MOVED when the node no longer serves the slot
-                return Database(client, f"redis://{node.host}:{node.port}", self.version,
+                return Database(client, f"redis://{host}:{port}", self.version,
                                 options=self.options)
             except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError) as err:
                 if attempt == 2:
                     raise DatabaseUnavailable(
-                        f"the shard serving {key} ({node.host}:{node.port}) is down or moving: "
+                        f"the shard serving {key} ({host}:{port}) is down or moving: "
                         f"{str(err).splitlines()[0]}; retry once the cluster has promoted a "
                         "replica (cluster_state:ok)") from None
                 self._refresh()
@@ -155,12 +154,11 @@ class Database:
         if self.cluster is None:
             return self
         master = self.shard(key)
-        for node in self.cluster.nodes_manager.slots_cache.get(
-                self.cluster.keyslot(key), [])[1:]:
-            client = self._node(node.host, node.port, readonly=True)
+        for host, port in self.cluster.serving(key)[1]:
+            client = self._node(host, port, readonly=True)
             try:
                 client.ping()
-                return Database(client, f"redis://{node.host}:{node.port} (replica)",
+                return Database(client, f"redis://{host}:{port} (replica)",
                                 self.version, options=self.options)
             except redis.RedisError:
                 continue
@@ -169,7 +167,7 @@ class Database:
     def _refresh(self) -> None:
         """Read the cluster's slot map again (after a failover or a move)."""
         try:
-            self.cluster.nodes_manager.initialize()
+            self.cluster.refresh()
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"cannot read the cluster's slot map: {err}") from None
 
@@ -177,10 +175,8 @@ class Database:
         """A plain client of one node, with this Database's credentials (cached)."""
         key = (host, port, readonly)
         if key not in self._nodes:
-            kwargs = self.cluster.nodes_manager.connection_kwargs
             extra = {"redis_connect_func": _readonly} if readonly else {}
-            self._nodes[key] = _client(host=host, port=port, username=kwargs.get("username"),
-                                       password=kwargs.get("password"), **extra)
+            self._nodes[key] = _client(host=host, port=port, **self._credentials, **extra)
         return self._nodes[key]
 
     def connection(self) -> redis.Connection:
@@ -206,10 +202,7 @@ class Database:
         """Close every connection of the pool (and of each node's, in a cluster)."""
         for client in self._nodes.values():
             client.connection_pool.disconnect()
-        if self.cluster is not None:
-            self.cluster.close()
-        else:
-            self.redis.connection_pool.disconnect()
+        self.redis.connection_pool.disconnect()
 
 
 # Replies of a cluster node that does not (or no longer, or not yet) serve a slot.
@@ -397,41 +390,39 @@ def _options(url: str) -> tuple[str, Options]:
 
 def from_cluster_url(url: str) -> Database:
     """A Database on the Redis Cluster whose nodes `redis+cluster://[USER:PASSWORD@]HOST:
-    PORT,HOST:PORT,...` lists (any one that answers is enough to find the others)."""
+    PORT,HOST:PORT,...` lists (any one that answers is enough to find the others). Its
+    `redis` is a client of the first master: commands on keys go through `shard(key)`."""
     shown = shown_url(url)
     parts = urlsplit(url)
-    hosts = parts.netloc.rsplit("@", 1)[-1]
     try:
-        nodes = [ClusterNode(h.rsplit(":", 1)[0] or "127.0.0.1", int(h.rsplit(":", 1)[1]))
-                 for h in hosts.split(",") if h]
-        if not nodes:
+        seeds = [(h.rsplit(":", 1)[0] or "127.0.0.1", int(h.rsplit(":", 1)[1]))
+                 for h in parts.netloc.rsplit("@", 1)[-1].split(",") if h]
+        if not seeds:
             raise ValueError("no HOST:PORT")
     except (ValueError, IndexError) as err:
         raise DatabaseUnavailable(f"cannot use the cluster URL {shown}: {err} (expected "
                                   "redis+cluster://HOST:PORT,HOST:PORT,...)") from None
+    db = Database(redis.Redis(), shown)
+    db._credentials = {"username": unquote(parts.username) if parts.username else None,
+                       "password": unquote(parts.password) if parts.password else None}
+    db.cluster = Topology(seeds, db._node)
     try:
-        # No retries, no redirects followed behind tomc's back: a write retried after a
-        # timeout could apply twice, and a transaction must stay on one node.
-        cluster = RedisCluster(startup_nodes=nodes, decode_responses=True,
-                               username=unquote(parts.username) if parts.username else None,
-                               password=unquote(parts.password) if parts.password else None,
-                               socket_connect_timeout=CONNECT_TIMEOUT_S,
-                               socket_timeout=STATEMENT_TIMEOUT_S,
-                               retry=Retry(NoBackoff(), 0), require_full_coverage=False)
+        db.cluster.refresh()
     except redis.AuthenticationError as err:
         raise DatabaseUnavailable(f"the cluster at {shown} refused the credentials: {err}") \
             from None
-    except (redis.RedisError, RedisClusterException, OSError) as err:
+    except redis.ResponseError as err:
+        raise DatabaseUnavailable(f"{shown} is not a FalkorDB cluster ({err})") from None
+    except (redis.RedisError, OSError) as err:
         raise DatabaseUnavailable(f"cannot reach a FalkorDB cluster at {shown}: "
                                   f"{str(err).splitlines()[0]}") from None
-    db = Database(cluster, shown, cluster=cluster)
-    version = None
+    db.redis = db._node(*db.cluster.masters()[0])
     for node in db.nodes():
         version = _checked(node, falkordb_version)
         _checked(node, lambda c: c.execute_command("GRAPH.LIST"))
         if version is not None:
             check_version(version, f"{shown} ({node.connection_pool.connection_kwargs['port']})")
-    db.version = version
+            db.version = version
     logger.info("connected to a FalkorDB cluster of %d masters at %s", len(db.nodes()), shown)
     return db
 

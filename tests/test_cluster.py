@@ -1,5 +1,5 @@
 """Memories on a real FalkorDB cluster (docs/deployment.md): 3 masters and 3 replicas on
-loopback, started from the embedded package's binaries (tests/local_cluster.py). The memory
+loopback, started from the embedded package's binaries (eval/local_cluster.py). The memory
 CLI and API run unchanged on `redis+cluster://...`; memories spread over every shard; an
 agent's user exists on every node; a master killed with -9 is replaced by its replica and,
 with `wait_replicas=1`, no acknowledged event is lost or doubled."""
@@ -17,7 +17,7 @@ from collections import Counter
 import pytest
 
 from conftest import REPO
-from local_cluster import LocalCluster
+from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.engine import memory

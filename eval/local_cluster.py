@@ -1,6 +1,7 @@
-"""A real FalkorDB cluster on loopback for the cluster tests: 3 masters (+ one replica each
-when asked), each a `redis-server --cluster-enabled yes --loadmodule falkordb.so` from the
-embedded package's binaries (tomc/runtime/server.py `find_binaries`).
+"""A real FalkorDB cluster on loopback for tests/test_cluster.py and eval/cluster.py: 3
+masters (+ one replica each when asked), each a `redis-server --cluster-enabled yes
+--loadmodule falkordb.so` from the embedded package's binaries (tomc/runtime/server.py
+`find_binaries`); or, for comparison, one server with the same settings and no cluster.
 
 The cluster is formed the way `redis-cli --cluster create ... --cluster-replicas 1` does it
 (the packages ship no redis-cli): every node MEETs the first, each master takes a third of
@@ -50,8 +51,9 @@ class LocalCluster:
     j % masters). `url` is the `redis+cluster://` URL tomc takes."""
 
     def __init__(self, root: Path, masters: int = 3, replicas: int = 0,
-                 node_timeout_ms: int = 2000):
+                 node_timeout_ms: int = 2000, cluster: bool = True):
         self.root = root
+        self.cluster = cluster  # False: one plain server (masters=1), the same settings
         self.masters = masters
         self.ports = free_ports(masters * (1 + replicas))
         self.node_timeout_ms = node_timeout_ms
@@ -59,6 +61,8 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
+        if not self.cluster:
+            return f"redis://127.0.0.1:{self.ports[0]}"
         return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports[:self.masters])
 
     def client(self, port: int) -> redis.Redis:
@@ -70,8 +74,8 @@ class LocalCluster:
         folder.mkdir(parents=True, exist_ok=True)
         self.processes[port] = subprocess.Popen(
             [str(server), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
-             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-             "--cluster-node-timeout", str(self.node_timeout_ms),
+             *(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", str(self.node_timeout_ms)] if self.cluster else []),
              "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
              "--logfile", "redis.log", "--loadmodule", str(module)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -88,6 +92,8 @@ class LocalCluster:
     def start(self) -> "LocalCluster":
         for port in self.ports:
             self.start_node(port)
+        if not self.cluster:
+            return self
         first = self.client(self.ports[0])
         for port in self.ports[1:]:
             first.execute_command("CLUSTER", "MEET", "127.0.0.1", port)

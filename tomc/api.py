@@ -184,7 +184,7 @@ class Session:
     def attach(cls, name: str, *, db: Union[Database, str, None] = None,
                data_dir: Optional[Path] = None, policy: Optional[str] = None,
                as_agent: Optional[str] = None, create: bool = True) -> "Session":
-        """The memory called `name`, kept on FalkorDB (`tomem:<name>:...`): opened as it was
+        """The memory called `name`, kept on FalkorDB (`tomem:{<name>}:...`): opened as it was
         left (agents, rooms, policy, every event), or created with `policy` (default
         `default`) when there is none (and `create`). A half-applied event left by a
         crashed writer is undone first (tomc/runtime/recovery.py).

@@ -138,7 +138,8 @@ def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):
 def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     """kill -9 of the master of a memory while a writer commits with wait_replicas=1: the
     replica is promoted; every event whose apply returned is there exactly once; meanwhile
-    the writer gets a clear DatabaseUnavailable (exit 3 in the CLI), never a raw error."""
+    the writer gets a clear DatabaseUnavailable (exit 3 in the CLI), never a raw error, and
+    its session goes on on the promoted master."""
     url = cluster.url + "?wait_replicas=1"
     name = "failover"
     with connect(url) as db, Session.attach(name, db=db) as live:
@@ -149,15 +150,15 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     stop = threading.Event()
 
     def write() -> None:
+        """One session throughout, as a long-lived process (`tomc mcp`) keeps it: after
+        the failover its next calls reach the promoted master by themselves."""
         n = 0
-        with connect(url) as db:
+        with connect(url) as db, Session.attach(name, db=db) as live:
             while not stop.is_set():
+                n += 1  # a new value each try: a retry never doubles an event
                 try:
-                    with Session.attach(name, db=db) as live:
-                        while not stop.is_set():
-                            n += 1  # a new value each try: a retry never doubles an event
-                            live.apply(f"A sets k{n % 3}.s = v{n}")
-                            acked.append(n)
+                    live.apply(f"A sets k{n % 3}.s = v{n}")
+                    acked.append(n)
                 except DatabaseUnavailable as err:
                     errors.append(str(err))
                     time.sleep(0.1)

@@ -77,6 +77,10 @@ class Database:
         self.options = options or Options()
         self._nodes: dict[tuple[str, int, bool], redis.Redis] = {}  # (host, port, readonly)
         self._credentials: dict[str, Optional[str]] = {}  # a cluster's username, password
+        # A shard's Database: (the cluster's Database, the key it serves), and whether its
+        # node was lost (a failover, a move): the next command looks the master up again.
+        self._home: Optional[tuple["Database", str]] = None
+        self._lost = False
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -86,13 +90,13 @@ class Database:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
         user restricted to reads can run it)."""
         _log_statement("GRAPH.RO_QUERY", graph, cypher, params)
-        with redirected(graph):
+        with self.redirected(graph):
             return records(self.graph(graph).ro_query(cypher, params))
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""
         _log_statement("GRAPH.QUERY", graph, cypher, params)
-        with redirected(graph):
+        with self.redirected(graph):
             return records(self.graph(graph).query(cypher, params))
 
     def graph_names(self) -> list[str]:
@@ -131,13 +135,21 @@ class Database:
         failover, a resharding); raises DatabaseUnavailable when the shard does not answer."""
         if self.cluster is None:
             return self
+        shard = Database(self.redis, "", self.version, options=self.options)
+        shard._home = (self, key)
+        shard.redis, shard.url = self._master(key)
+        return shard
+
+    def _master(self, key: str) -> tuple[redis.Redis, str]:
+        """(a client, the URL) of the master serving `key`, checked with one EXISTS (a node
+        that no longer serves the slot answers MOVED); the slot map is read again once when
+        it named a master that has gone or moved."""
         for attempt in (1, 2):
             (host, port), _ = self.cluster.serving(key)
             client = self._node(host, port)
             try:
-                client.exists(key)  # answers MOVED when the node no longer serves the slot
-                return Database(client, f"redis://{host}:{port}", self.version,
-                                options=self.options)
+                client.exists(key)
+                return client, f"redis://{host}:{port}"
             except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError) as err:
                 if attempt == 2:
                     raise DatabaseUnavailable(
@@ -145,7 +157,41 @@ class Database:
                         f"{str(err).splitlines()[0]}; retry once the cluster has promoted a "
                         "replica (cluster_state:ok)") from None
                 self._refresh()
-        raise AssertionError("unreachable")
+        raise DatabaseUnavailable(f"no master serves {key}")
+
+    def lost(self) -> None:
+        """Say that this shard's node failed a command (connection lost, MOVED): the next
+        `current()` looks up the master serving its key again."""
+        self._lost = self._home is not None
+
+    def current(self) -> None:
+        """After `lost`, point this shard's Database at the master serving its key now (a
+        replica promoted in a failover, a slot moved); raises DatabaseUnavailable while
+        none does. Nothing is retried: the command that failed has failed."""
+        if self._lost:
+            parent, key = self._home
+            self.redis, self.url = parent._master(key)
+            self._lost = False
+
+    @contextmanager
+    def redirected(self, key: str) -> Iterator[None]:
+        """Run a command on this Database's node: a MOVED/ASK/CLUSTERDOWN reply becomes a
+        DatabaseUnavailable that says what happened, and (like a lost connection) makes the
+        next command look the master up again. Never followed silently: a memory's
+        transactions must stay on the node that serves its slot."""
+        self.current()
+        try:
+            yield
+        except (redis.ConnectionError, redis.TimeoutError):
+            self.lost()
+            raise
+        except redis.ResponseError as err:
+            if str(err).split(" ", 1)[0] not in CLUSTER_REDIRECTS:
+                raise
+            self.lost()
+            raise DatabaseUnavailable(
+                f"the node no longer serves {key} ({err}): the memory moved or its master "
+                "failed over; the next call finds the new one") from None
 
     def replica(self, key: str) -> "Database":
         """A Database reading from a replica of `key`'s shard (READONLY on each
@@ -181,7 +227,9 @@ class Database:
 
     def connection(self) -> redis.Connection:
         """A connection of its own, out of the pool (for WATCH ... EXEC, which is state of
-        one connection: tomc/runtime/transactions.py). Give it back with `release`."""
+        one connection: tomc/runtime/transactions.py). Give it back with `release`. A
+        shard whose node was lost is pointed at its master's successor first."""
+        self.current()
         return self.redis.connection_pool.get_connection()
 
     def release(self, connection: redis.Connection) -> None:
@@ -207,21 +255,6 @@ class Database:
 
 # Replies of a cluster node that does not (or no longer, or not yet) serve a slot.
 CLUSTER_REDIRECTS = ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
-
-
-@contextmanager
-def redirected(key: str) -> Iterator[None]:
-    """Turn a cluster node's MOVED/ASK/CLUSTERDOWN reply about `key` into a
-    DatabaseUnavailable that says what happened (never followed silently: a memory's
-    transactions must stay on the node that serves its slot)."""
-    try:
-        yield
-    except redis.ResponseError as err:
-        if str(err).split(" ", 1)[0] not in CLUSTER_REDIRECTS:
-            raise
-        raise DatabaseUnavailable(
-            f"the node no longer serves {key} ({err}): the memory moved or its master "
-            "failed over; attach again") from None
 
 
 def _readonly(connection: redis.Connection) -> None:
@@ -418,10 +451,18 @@ def from_cluster_url(url: str) -> Database:
                                   f"{str(err).splitlines()[0]}") from None
     db.redis = db._node(*db.cluster.masters()[0])
     for node in db.nodes():
-        version = _checked(node, falkordb_version)
-        _checked(node, lambda c: c.execute_command("GRAPH.LIST"))
+        where = f"{shown} ({node.connection_pool.connection_kwargs['port']})"
+        try:
+            version = falkordb_version(node)
+            node.execute_command("GRAPH.LIST")
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            # A master down (its replica not promoted yet) fails only what its shard serves.
+            logger.warning("cluster node %s does not answer: %s", where, err)
+            continue
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"{where} answers but is not FalkorDB ({err})") from None
         if version is not None:
-            check_version(version, f"{shown} ({node.connection_pool.connection_kwargs['port']})")
+            check_version(version, where)
             db.version = version
     logger.info("connected to a FalkorDB cluster of %d masters at %s", len(db.nodes()), shown)
     return db

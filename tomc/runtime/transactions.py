@@ -101,20 +101,30 @@ class Writer:
         self.watched = None
         self._send([("UNWATCH",)])
 
+    def _drop(self) -> None:
+        """Give back a connection that failed (closed: its replies are unknown) and say the
+        shard's node was lost, so the next command takes a connection from the master
+        serving the key then (after a failover: the promoted replica)."""
+        self.connection.disconnect()
+        self.db.release(self.connection)
+        self.connection = None
+        self.watched = None
+        self.db.lost()
+
     def close(self) -> None:
         """Give the connection back (UNWATCHed)."""
         if self.connection is not None:
             try:
                 self.forget()
             except DatabaseUnavailable:
-                self.connection.disconnect()
+                return  # the failed connection was given back (`_drop`)
             self.db.release(self.connection)
             self.connection = None
 
     def _send(self, commands: list[tuple]) -> list:
+        if self.connection is None:  # lost: a new one, from the master serving the key now
+            self.connection = self.db.connection()
         connection = self.connection
-        if connection is None:
-            raise DatabaseUnavailable("lost the FalkorDB connection: attach again")
         try:
             connection.send_packed_command(connection.pack_commands(commands))
             replies = []
@@ -126,14 +136,14 @@ class Writer:
             moved = next((r for r in replies if isinstance(r, redis.ResponseError)
                           and str(r).split(" ", 1)[0] in CLUSTER_REDIRECTS), None)
             if moved is not None:
+                self._drop()
                 raise DatabaseUnavailable(
                     f"the memory's shard no longer serves {self.key} ({moved}): it moved or "
-                    "its master failed over; attach again (nothing of this call was "
-                    "committed)")
+                    "its master failed over; nothing of this call was committed, and the "
+                    "next call finds the new master")
             return replies
         except (redis.ConnectionError, redis.TimeoutError, OSError) as err:
-            connection.disconnect()
-            self.watched = None
+            self._drop()
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         except BaseException:
             # Interrupted (Ctrl-C, a parser error) with replies unread: this connection's

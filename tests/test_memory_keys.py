@@ -9,9 +9,11 @@ from redis.crc import key_slot
 
 from tomc.api import Session
 from tomc.engine import memory
-from tomc.runtime import acl
+from tomc.runtime import acl, forks
+from tomc.runtime.executor import HOST
 
 from test_memory import STORY, fresh, tomc  # noqa: F401  (fresh is a fixture)
+from test_runtime import _dead_pid
 
 
 @pytest.mark.parametrize("name", ["support", "a{b}c", "}{", "x:y~z", "glob*[?]", "é ü"])
@@ -89,3 +91,15 @@ def test_grant_checks_and_syncs_agents_users(db, fresh):
     assert synced.returncode == 0, synced.stderr
     assert db.redis.acl_getuser(user)["keys"] in (["~" + memory.memory_key(name, "mind", "Maya")],
                                                   "~" + memory.memory_key(name, "mind", "Maya"))
+
+
+def test_a_memorys_forks_left_by_a_dead_process_are_dropped(db):
+    dead = _dead_pid()
+    mine = memory.memory_key("left", "fork", f"{HOST}-{dead}-0123456789ab", "world")
+    theirs = memory.memory_key("left", "fork", f"otherhost-{dead}-0123456789ab", "world")
+    for name in (mine, theirs):
+        db.graph(name).query("CREATE (:Left)")
+    forks.drop_abandoned(db)
+    names = set(db.graph_names())
+    assert mine not in names and theirs in names
+    db.redis.delete(theirs)

@@ -1,10 +1,12 @@
 """Reaching FalkorDB: a server by URL (`--db URL` or `FALKORDB_URL`), else the embedded one.
 
 `redis+cluster://HOST:PORT,HOST:PORT,...` names a Redis Cluster of FalkorDB nodes: the
-Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a Database on the one master serving a key's slot, where a
-memory's transactions run unchanged (all its keys share one hash tag: tomc/engine/memory.py).
-No command is retried or redirected silently: a MOVED, ASK or a shard that is down is a
-`DatabaseUnavailable` (exit 3) saying which shard. URL options (any scheme):
+Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a
+Database on the one master serving a key's slot, where a memory's transactions run
+unchanged (all its keys share one hash tag: tomc/engine/memory.py). No command is retried
+or redirected silently: a MOVED, ASK or a shard that is down is a `DatabaseUnavailable`
+(exit 3) saying which shard, and the shard's next command goes to the master serving the
+slot then (a replica promoted in a failover). URL options (any scheme):
 `wait_replicas=N` (each commit waits for N replicas: WAIT), `stale_reads=yes` (an agent's
 reads may go to a replica); docs/deployment.md says what each loses on failover.
 
@@ -435,7 +437,7 @@ def from_cluster_url(url: str) -> Database:
     except (ValueError, IndexError) as err:
         raise DatabaseUnavailable(f"cannot use the cluster URL {shown}: {err} (expected "
                                   "redis+cluster://HOST:PORT,HOST:PORT,...)") from None
-    db = Database(redis.Redis(), shown)
+    db = Database(redis.Redis(), shown)  # its client: the first master's, once it is known
     db._credentials = {"username": unquote(parts.username) if parts.username else None,
                        "password": unquote(parts.password) if parts.password else None}
     db.cluster = Topology(seeds, db._node)

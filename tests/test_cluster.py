@@ -6,6 +6,7 @@ with `wait_replicas=1`, no acknowledged event is lost or doubled."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ from tomc.runtime import acl
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
+from test_mcp import call, connected
 from test_memory import STORY, WRITER, reference_versions, tomc, versions
 
 pytestmark = pytest.mark.cluster
@@ -70,6 +72,24 @@ def test_the_memory_cli_runs_unchanged_on_a_cluster(cluster, cdb, tmp_path):
     assert not any(node.acl_getuser(user) for node in cdb.nodes(replicas=True))
     gone = tomc("memory", "ask", name, "Maya believes refund.status", url=url)
     assert gone.returncode == 2
+
+
+def test_the_mcp_server_runs_unchanged_on_a_cluster(cluster):
+    async def scenario():
+        async with connected(None, "mcp_on_cluster", "--db", cluster.url,
+                             "--wait-replicas", "1") as client:
+            await call(client, "record", statements="agents Maya, Billing\nrooms chat")
+            await call(client, "enter", agents=["Maya", "Billing"], room="chat")
+            await call(client, "say", speaker="Billing", key="refund.status",
+                       value="approved")
+            answer = await call(client, "believes", chain="Maya", key="refund.status")
+            assert "approved" in json.dumps(answer)
+            await call(client, "plan_announcements", key="refund.status", speaker="Billing")
+        async with connected(None, "mcp_on_cluster", "--db", cluster.url,
+                             "--agent", "Maya") as maya:
+            mine = await call(maya, "my_beliefs")
+            assert "approved" in json.dumps(mine)
+    asyncio.run(scenario())
 
 
 def test_memories_spread_over_every_shard_and_are_listed_across_nodes(cluster, cdb):

@@ -112,16 +112,19 @@ class HandoffReceipt:
     tokens: int
     transcript_tokens: int
     readiness: tuple[Readiness, ...] = ()
+    endings: tuple[Included, ...] = ()
 
     @property
     def size(self) -> int:
-        """The lines sent: one per included fact, one per caveat."""
-        return len(self.included) + len(self.caveats)
+        """The lines sent: one per included fact, one per caveat, one per ending."""
+        return len(self.included) + len(self.caveats) + len(self.endings)
 
     def items(self, part: Optional[str]) -> list[str]:
-        """includes / caveats: keys; excludes: `KEY: REASON`."""
+        """includes / caveats / endings: keys; excludes: `KEY: REASON`."""
         if part == "includes":
             return [i.key for i in self.included]
+        if part == "endings":
+            return [e.key for e in self.endings]
         if part == "caveats":
             return [c.key for c in self.caveats]
         return [f"{e.key}: {e.reason}" for e in self.excluded]
@@ -136,12 +139,15 @@ class HandoffReceipt:
         out += [f"  caveat: {c.key} = {c.value} is contested by {c.rival.value} "
                 f"({c.rival.source or 'observed'}, authority {c.rival.authority}, "
                 f"step {c.rival.step})" for c in self.caveats]
+        out += [f"  ended: {e.key} = {e.value}  [sources: {', '.join(e.sources)}; "
+                f"authority {e.authority}; ended at step {e.since}]" for e in self.endings]
         out.append(f"excluded ({len(self.excluded)}):")
         for e in self.excluded:
             shown_value = "" if e.value is None else f" = {e.value}"
             out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
+        ended = f", {len(self.endings)} endings" if self.endings else ""
         out.append(f"size: {self.size} lines ({len(self.included)} facts, {len(self.caveats)} "
-                   f"caveats), {self.tokens} tokens, against {self.transcript_tokens} for the "
+                   f"caveats{ended}), {self.tokens} tokens, against {self.transcript_tokens} for the "
                    f"full transcript (words and punctuation marks)")
         out += [f"readiness: {r.procedure} ({', '.join(r.keys)}): {self.sender} "
                 f"{r.sender}; {self.sender} > {self.receiver} {r.receiver_now} now, "
@@ -149,8 +155,8 @@ class HandoffReceipt:
         return out
 
     def to_json(self) -> dict:
-        """{sender, receiver, step, included, excluded, caveats, message, size, tokens,
-        readiness}."""
+        """{sender, receiver, step, included, excluded, caveats, endings, message, size,
+        tokens, readiness}."""
         return {
             "sender": self.sender, "receiver": self.receiver, "step": self.step,
             "included": [{"key": i.key, "value": i.value, "sources": list(i.sources),
@@ -160,9 +166,11 @@ class HandoffReceipt:
             "caveats": [{"key": c.key, "value": c.value, "rival": c.rival.value,
                          "source": c.rival.source, "authority": c.rival.authority,
                          "step": c.rival.step} for c in self.caveats],
+            "endings": [{"key": e.key, "value": e.value, "sources": list(e.sources),
+                         "authority": e.authority, "step": e.since} for e in self.endings],
             "message": self.message,
             "size": {"lines": self.size, "facts": len(self.included),
-                     "caveats": len(self.caveats)},
+                     "caveats": len(self.caveats), "endings": len(self.endings)},
             "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
                        "tokenizer": "words and punctuation marks (approximation)"},
             "readiness": [r.to_json() for r in self.readiness],
@@ -182,14 +190,31 @@ def facts_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
 class Sent:
     """One fact of `handoff S -> R write` as the receiver gets it: `key = value` with its
     provenance, each source written `SOURCE via S` (`support`, the first one the version's
-    `source`), the `authority` S held it with, and the rivals S recorded against it (the
-    receipt's caveats), to be recorded as contested claims, their sources `via S` too."""
+    `source`), the `authority` S held it with, its publication time and valid interval
+    (`published`, `valid_from`: the receiver resolves with them, docs/semantics.md section 3),
+    and the rivals S recorded against it (the receipt's caveats), to be recorded as
+    contested claims, their sources `via S` too. An ending (`ended`) is S's knowledge that
+    `key = value` no longer holds: its support is the ending's source via S, its authority
+    and publication time the ending's, `valid_to` where the ended value stopped holding."""
 
     key: str
     value: str
     support: tuple[str, ...]
     authority: int
     rivals: tuple[Rival, ...]
+    published: Optional[str] = None
+    valid_from: str = ""
+    ended: bool = False
+    valid_to: str = ""
+
+    def to_row(self, many: bool) -> dict:
+        """The fact as the compiler's bindings take it (tomc/compiler/reads.py `handed`)."""
+        return {"key": self.key, "value": self.value, "many": many,
+                "support": list(self.support), "authority": self.authority,
+                "published": self.published, "valid_from": self.valid_from,
+                "ended": self.ended, "valid_to": self.valid_to,
+                "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
+                           for r in self.rivals]}
 
 
 def via(source: str, agent: str) -> str:
@@ -201,8 +226,9 @@ def via(source: str, agent: str) -> str:
 def handed_over(view: BeliefView, sender: str, receiver: str,
                 speaking_authority: int) -> list[Sent]:
     """What `handoff sender -> receiver write` sends, as of the view's step: the included
-    facts with their sources and authority (a fact the sender observed: the sender itself,
-    with its `speaking_authority`), and their non-private rivals."""
+    facts with their sources, authority and dates (a fact the sender observed: the sender
+    itself, with its `speaking_authority`), and their non-private rivals; then the endings
+    (`endings_to_send`)."""
     out = []
     for h in facts_to_send(view, sender, receiver):
         if h.support:
@@ -212,8 +238,34 @@ def handed_over(view: BeliefView, sender: str, receiver: str,
         rivals = tuple(Rival(r.value, via(r.source, sender) if r.source else sender,
                              r.authority, r.step, r.kind)
                        for r in h.rivals if not is_private(r.kind))
-        out.append(Sent(h.key, h.value, support, authority, rivals))
+        out.append(Sent(h.key, h.value, support, authority, rivals, h.published,
+                        h.valid_from))
+    for h in endings_to_send(view, sender, receiver):
+        ending = h.ending
+        source = via(ending.source, sender) if ending.source else sender
+        out.append(Sent(h.key, h.value, (source,), ending.authority, (), ending.published,
+                        h.valid_from, True, ending.valid_to))
     return out
+
+
+def endings_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
+    """The versions `sender` held that an ending closed (docs/semantics.md section 4,
+    "Endings") while its model of `receiver` still holds their value, private ones left out,
+    by key and value: what the handoff ends at the receiver. A cardinality-one key the
+    sender holds a value of again is left to that value (it supersedes or contests)."""
+    model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
+    held = view.held([(sender,)])
+    holding = {(h.key, h.value) for h in held}
+    keys_held = {h.key for h in held}
+    latest: dict[tuple[str, str], Held] = {}
+    for h in view.superseded([(sender,)]):
+        if (h.ending is None or is_private(h.kind) or (h.key, h.value) not in model
+                or (h.key, h.value) in holding
+                or (h.key in keys_held and not view.scenario.policy.is_many(h.key))):
+            continue
+        if (h.key, h.value) not in latest or latest[(h.key, h.value)].until < h.until:
+            latest[(h.key, h.value)] = h
+    return [latest[k] for k in sorted(latest)]
 
 
 def _line(i: Included) -> str:
@@ -260,13 +312,19 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                                      f"held from step {old.since}, {how} at step {old.until}"))
     # The detail breaks ties (one value held twice): both engines list them in one order.
     excluded.sort(key=lambda e: (e.key, e.reason, e.value or "", e.detail))
+    endings = tuple(Included(h.key, h.value, (h.ending.source,) if h.ending.source else (),
+                             h.ending.authority, h.until)
+                    for h in endings_to_send(view, sender, receiver))
     message = "\n".join([_line(i) for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
-                           f"({c.rival.source or 'observed'})" for c in caveats])
+                           f"({c.rival.source or 'observed'})" for c in caveats]
+                        + [f"ended: {e.key} = {e.value} no longer holds (from "
+                           f"{', '.join(e.sources) or sender}; authority {e.authority})"
+                           for e in endings])
     transcript = "\n".join(e.text for e in view.events())
     return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
                           estimate_tokens(message), estimate_tokens(transcript),
-                          _readiness(view, sender, receiver, included))
+                          _readiness(view, sender, receiver, included), endings)
 
 
 def _readiness(view: BeliefView, sender: str, receiver: str,

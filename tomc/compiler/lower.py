@@ -134,7 +134,15 @@ class Compiler:
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
-                       support=h["support"]) for h in bindings.handed]
+                       h["published"], h["valid_from"], support=h["support"])
+                 for h in bindings.handed if not h["ended"]]
+        # The endings come after the values (a cardinality-one key carries one or the
+        # other: tomc/analysis/handoff.py `endings_to_send`), as in the reference.
+        endings = [{**_fact(h["key"], h["value"], h["many"], None, h["support"][0],
+                            h["authority"], h["published"], h["valid_from"],
+                            support=h["support"]),
+                    "ended": True, "of": None, "valid_to": h["valid_to"]}
+                   for h in bindings.handed if h["ended"]]
         # `n` keeps two equal rivals (one source contesting twice) two rows: contest.cypher
         # groups by row, and each is a contested claim of its own, as in the reference.
         rivals = [{"key": key, "n": n, **rival}
@@ -149,7 +157,7 @@ class Compiler:
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
         routes = communication_routes(self.scenario.policy, self.chains(), event,
                                       believers)
-        return self._routed(event, world, routes, facts, ("handed",), rivals)
+        return self._routed(event, world, routes, facts, ("handed",), rivals, endings)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
         return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
@@ -166,7 +174,8 @@ class Compiler:
 
     def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
                 facts: list[FactRow], bound: tuple[str, ...],
-                rivals: Sequence[FactRow] = ()) -> EventPlan:
+                rivals: Sequence[FactRow] = (), endings: Sequence[FactRow] = ()) -> EventPlan:
+        facts = [*facts, *endings]
         keys = [f["key"] for f in facts]
         plans = self.perspectives.plan(routes, keys) if facts else {}
         return self._plan(event, world, plans, bound, facts, rivals)
@@ -187,11 +196,15 @@ class Compiler:
                     {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
                                                      "key": c.key} for c in mind.copies]},
                     origin, links=True))
-            ended = bool(facts) and facts[0].get("ended", False)
+            # Values first, then endings (a handoff may carry both: mind.cypher).
+            values = [f for f in facts or () if not f.get("ended", False)]
+            ends = [f for f in facts or () if f.get("ended", False)]
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher", ended=ended),
+                agent, "mind.cypher", render("mind.cypher", values=bool(values),
+                                             ended=bool(ends)),
                 {"step": event.step, "kind": event.kind, "text": event.text,
-                 "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
+                 "line": event.line, "witnesses": list(event.witnesses), "facts": values,
+                 "ends": ends,
                  "ties": self.scenario.policy.ties,
                  "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
                              "keys": list(w.keys)} for w in mind.writes]},

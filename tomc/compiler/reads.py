@@ -26,7 +26,8 @@ from tomc.dsl.program import AnyEvent, Communication, Handoff, PolicyModel, Pres
 @dataclass
 class Bindings:
     """What was read for one event: `believers` (agent names), `revealed` (rows {key, value,
-    many, room}), `handed` (rows {key, value, many})."""
+    many, room}), `handed` (rows of tomc/analysis/handoff.py `Sent.to_row`: {key, value, many,
+    support, authority, published, valid_from, ended, valid_to, rivals})."""
 
     believers: list[str] = field(default_factory=list)
     revealed: list[dict[str, Any]] = field(default_factory=list)

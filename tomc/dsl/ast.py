@@ -475,7 +475,7 @@ class ExpectAnalysis(Node):
 
     `part` names the part (None for false_beliefs and common_ground, whose answer is one
     set). The items sit in the field their shape needs: `names` (who_knows groups, plan
-    tells, the explain path), `keys` (handoff includes/caveats, common_ground, context
+    tells, the explain path), `keys` (handoff includes/caveats/endings, common_ground, context
     differ/first), `believer_keys` (false_beliefs), `excluded` (handoff excludes); `number`
     is the step of `explain ... from step N` or the count of `plan_announcements ... PLAN
     depth D = N`, with `plan` and `depth` naming what is counted.
@@ -483,7 +483,7 @@ class ExpectAnalysis(Node):
 
     analysis: Analysis
     part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
-                          "includes",
+                          "includes", "endings",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
                            "differ", "first"]] = None
     plan: Optional[Literal["private", "announce"]] = None

@@ -390,7 +390,7 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"= {keys}"
         case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
             return f"{expect.part} = {names}"
-        case "includes" | "caveats" | "differ":
+        case "includes" | "caveats" | "endings" | "differ":
             return f"{expect.part} = {keys}"
         case "excludes":
             items = ", ".join(f"{_key(i.key)}: {i.reason}" for i in expect.excluded)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tomc.answers import Answer, Provenance
+from tomc.beliefs import Ending
 from tomc.dsl import ast
 from tomc.dsl.program import (ENDED, AnyEvent, Communication, Handoff, Observation,
                               Presence, QueryModel, Quiet, ReadyQuery, ScenarioModel)
@@ -73,6 +74,7 @@ class Belief:
     until: Optional[int] = None
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
+    ending: Optional[Ending] = None  # what closed it, when an ending did
 
     def support_at(self, step: int) -> list[str]:
         """The sources that supported this belief by `step`."""
@@ -259,13 +261,15 @@ class ReferenceInterpreter:
 
     def handed_over(self, event: Handoff) -> list[Fact]:
         """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now, with
-        their sources (`via S`), authority and rivals."""
+        their sources (`via S`), authority, dates and rivals, then its endings (values S knows
+        ended that S > R still holds), each ending the receiver's version as an ending does."""
         # Imported here: the view module reads this interpreter's types.
         from tomc.analysis.handoff import handed_over
         from tomc.reference.view import ReferenceView
         view = ReferenceView(self, event.step - 1)
         return [Fact(h.key, h.value, self.policy.is_many(h.key), None, h.support[0],
-                     h.authority, support=h.support, rivals=h.rivals)
+                     h.authority, h.published, h.valid_from, h.ended, None, h.valid_to,
+                     support=h.support, rivals=h.rivals)
                 for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
@@ -407,6 +411,8 @@ class ReferenceInterpreter:
             if force or _outranks(fact, held, self.policy.ties):
                 outcome = "close"
                 held.until, held.valid_to = event.step, max(fact.valid_to, held.valid_from)
+                held.ending = Ending(fact.source, fact.authority, fact.published,
+                                     held.valid_to)
             elif _tied(fact, held) and self.policy.ties == "first":
                 outcome = "ignore"
             else:

@@ -152,9 +152,10 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
 
 def provenance(view, chains) -> set:
     """Every version the chains held by the view's step, with its provenance: kind, rule,
-    source, support, authority and the rivals contested against it."""
+    source, support, authority, publication and valid time, what ended it, and the rivals
+    contested against it."""
     return {(h.chain, h.key, h.value, h.since, h.until, h.kind, h.rule, h.source,
-             tuple(sorted(h.support)), h.authority,
+             tuple(sorted(h.support)), h.authority, h.published, h.valid_from, h.ending,
              tuple(sorted((r.value, r.source or "", r.authority, r.step, r.kind)
                           for r in h.rivals)))
             for h in [*view.held(chains), *view.superseded(chains)]}
@@ -177,7 +178,10 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
     """On one engine's answers alone (both could share a bug): after `handoff S -> R
     write`, when a rule names R and R holds a sent value, its support holds each source S
     held it with, written `SOURCE via S` (S itself for what S observed); and every rival S
-    recorded against it (not private) is contested against what R holds, via S."""
+    recorded against it (not private) is contested against what R holds, via S; a value R
+    adopted from the handoff keeps S's publication time and valid_from (docs/semantics.md
+    section 3); and a value S knows ended, which R held, is closed at R or contested by
+    "(ended)" (a tie under `ties first` drops it)."""
     _, scenario = checked(file)
     handoffs = [e for e in scenario.events if e.kind == "handoff"]
     if not handoffs:
@@ -194,11 +198,19 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
         held = {(h.key, h.value): h for h in run.view(event.step).held([(receiver,)])}
         before = run.view(event.step - 1).held([(sender,)])
         for sent in handed_over(run.view(event.step - 1), sender, receiver, event.authority):
+            mine = held.get((sent.key, sent.value))
+            if sent.ended:
+                if mine is not None and policy.ties != "first":
+                    assert ("(ended)", event.step) in {(r.value, r.step) for r in mine.rivals}, (
+                        event.text, mine)
+                continue
             own = next(h for h in before if (h.key, h.value) == (sent.key, sent.value))
             expected = {f"{s} via {sender}" for s in own.support} or {sender}
-            mine = held.get((sent.key, sent.value))
             if mine is not None:
                 assert expected <= set(mine.support), (event.text, mine)
+                if mine.since == event.step and mine.source == sent.support[0]:
+                    assert (mine.published, mine.valid_from) == (
+                        own.published, own.valid_from), (event.text, mine, own)
             current = [h for (key, _), h in held.items() if key == sent.key]
             for rival in (r for r in own.rivals if r.kind != "tell"):
                 for h in current:

@@ -493,8 +493,8 @@ def _no_later_than(steps: int, query):
 
 
 def _provenance_events(world: World) -> st.SearchStrategy:
-    """Claims to one agent, tells and handoffs: what gives beliefs sources, rivals and
-    provenance to hand on (a world of depth 2 or more)."""
+    """Claims to one agent, tells, handoffs and endings: what gives beliefs sources, rivals,
+    dates and endings to hand on (a world of depth 2 or more)."""
     agent, fact = st.sampled_from(world.agents), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
     handoff = st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]), pairs)
@@ -503,7 +503,7 @@ def _provenance_events(world: World) -> st.SearchStrategy:
     # Claims to one agent: what the others lack, so that a handoff has something to send.
     to_one = st.builds(lambda claim, agent: claim.model_copy(update={
         "audience": "agents", "room": None, "recipients": [agent]}), _claims(world, fact), agent)
-    return st.one_of(handoff, to_one, tell)
+    return st.one_of(handoff, to_one, tell, _ended_claims(world))
 
 
 def _dispute_events(world: World) -> st.SearchStrategy:

@@ -113,11 +113,12 @@ class HandoffReceipt:
     transcript_tokens: int
     readiness: tuple[Readiness, ...] = ()
     endings: tuple[Included, ...] = ()
+    hearsay: tuple[tuple[str, Included], ...] = ()  # (X, what the sender thinks X believes)
 
     @property
     def size(self) -> int:
-        """The lines sent: one per included fact, one per caveat, one per ending."""
-        return len(self.included) + len(self.caveats) + len(self.endings)
+        """The lines sent: one per included fact, caveat, ending and hearsay."""
+        return len(self.included) + len(self.caveats) + len(self.endings) + len(self.hearsay)
 
     def items(self, part: Optional[str]) -> list[str]:
         """includes / caveats / endings: keys; excludes: `KEY: REASON`."""
@@ -125,6 +126,8 @@ class HandoffReceipt:
             return [i.key for i in self.included]
         if part == "endings":
             return [e.key for e in self.endings]
+        if part == "hearsay":
+            return [f"{agent}: {h.key}" for agent, h in self.hearsay]
         if part == "caveats":
             return [c.key for c in self.caveats]
         return [f"{e.key}: {e.reason}" for e in self.excluded]
@@ -141,11 +144,15 @@ class HandoffReceipt:
                 f"step {c.rival.step})" for c in self.caveats]
         out += [f"  ended: {e.key} = {e.value}  [sources: {', '.join(e.sources)}; "
                 f"authority {e.authority}; ended at step {e.since}]" for e in self.endings]
+        out += [f"  hearsay: {agent} believes {h.key} = {h.value}  [sources: "
+                f"{', '.join(h.sources) or 'observed'}; since step {h.since}]"
+                for agent, h in self.hearsay]
         out.append(f"excluded ({len(self.excluded)}):")
         for e in self.excluded:
             shown_value = "" if e.value is None else f" = {e.value}"
             out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
         ended = f", {len(self.endings)} endings" if self.endings else ""
+        ended += f", {len(self.hearsay)} hearsay" if self.hearsay else ""
         out.append(f"size: {self.size} lines ({len(self.included)} facts, {len(self.caveats)} "
                    f"caveats{ended}), {self.tokens} tokens, against {self.transcript_tokens} for the "
                    f"full transcript (words and punctuation marks)")
@@ -155,8 +162,8 @@ class HandoffReceipt:
         return out
 
     def to_json(self) -> dict:
-        """{sender, receiver, step, included, excluded, caveats, endings, message, size,
-        tokens, readiness}."""
+        """{sender, receiver, step, included, excluded, caveats, endings, hearsay, message,
+        size, tokens, readiness}."""
         return {
             "sender": self.sender, "receiver": self.receiver, "step": self.step,
             "included": [{"key": i.key, "value": i.value, "sources": list(i.sources),
@@ -168,9 +175,13 @@ class HandoffReceipt:
                          "step": c.rival.step} for c in self.caveats],
             "endings": [{"key": e.key, "value": e.value, "sources": list(e.sources),
                          "authority": e.authority, "step": e.since} for e in self.endings],
+            "hearsay": [{"about": agent, "key": h.key, "value": h.value,
+                         "sources": list(h.sources), "since": h.since}
+                        for agent, h in self.hearsay],
             "message": self.message,
             "size": {"lines": self.size, "facts": len(self.included),
-                     "caveats": len(self.caveats), "endings": len(self.endings)},
+                     "caveats": len(self.caveats), "endings": len(self.endings),
+                     "hearsay": len(self.hearsay)},
             "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
                        "tokenizer": "words and punctuation marks (approximation)"},
             "readiness": [r.to_json() for r in self.readiness],
@@ -193,7 +204,9 @@ class Sent:
     `source`), the `authority` S held it with, its publication time and valid interval
     (`published`, `valid_from`: the receiver resolves with them, docs/semantics.md section 3),
     and the rivals S recorded against it (the receipt's caveats), to be recorded as
-    contested claims, their sources `via S` too. An ending (`ended`) is S's knowledge that
+    contested claims, their sources `via S` too. Hearsay (`about` X) is what S thinks X
+    believes: the receiver's model of X takes it (`S > X` becomes `R > X`). An ending
+    (`ended`) is S's knowledge that
     `key = value` no longer holds: its support is the ending's source via S, its authority
     and publication time the ending's, `valid_to` where the ended value stopped holding."""
 
@@ -206,13 +219,14 @@ class Sent:
     valid_from: str = ""
     ended: bool = False
     valid_to: str = ""
+    about: Optional[str] = None
 
     def to_row(self, many: bool) -> dict:
         """The fact as the compiler's bindings take it (tomc/compiler/reads.py `handed`)."""
         return {"key": self.key, "value": self.value, "many": many,
                 "support": list(self.support), "authority": self.authority,
                 "published": self.published, "valid_from": self.valid_from,
-                "ended": self.ended, "valid_to": self.valid_to,
+                "ended": self.ended, "valid_to": self.valid_to, "about": self.about,
                 "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
                            for r in self.rivals]}
 
@@ -245,6 +259,35 @@ def handed_over(view: BeliefView, sender: str, receiver: str,
         source = via(ending.source, sender) if ending.source else sender
         out.append(Sent(h.key, h.value, (source,), ending.authority, (), ending.published,
                         h.valid_from, True, ending.valid_to))
+    for h in hearsay_to_send(view, sender, receiver):
+        support = tuple(via(s, sender) for s in h.support) or (sender,)
+        authority = h.authority if h.support else speaking_authority
+        out.append(Sent(h.key, h.value, support, authority, (), h.published, h.valid_from,
+                        about=h.chain[1]))
+    return out
+
+
+def is_private_model(h: Held, sender: str) -> bool:
+    """What the sender thinks X believes is private when X told it in private (a tell
+    whose source is not the sender: the sender's own tells to X are the sender's to report)."""
+    return is_private(h.kind) and h.source != sender
+
+
+def hearsay_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
+    """The sender's models of third parties it hands on (docs/semantics.md section 3): what
+    `sender > X` holds, for each agent X other than the two whose `receiver > X` the policy
+    tracks, unless private or already in `sender > receiver > X` (when tracked), by X, key
+    and value."""
+    chains = set(view.scenario.chains())
+    out = []
+    for agent in view.scenario.agents:
+        if agent in (sender, receiver) or (receiver, agent) not in chains:
+            continue
+        known = {(h.key, h.value) for h in view.held([(sender, receiver, agent)])} \
+            if (sender, receiver, agent) in chains else set()
+        out += sorted((h for h in view.held([(sender, agent)])
+                       if not is_private_model(h, sender) and (h.key, h.value) not in known),
+                      key=lambda h: (h.key, h.value))
     return out
 
 
@@ -315,16 +358,20 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
     endings = tuple(Included(h.key, h.value, (h.ending.source,) if h.ending.source else (),
                              h.ending.authority, h.until)
                     for h in endings_to_send(view, sender, receiver))
+    hearsay = tuple((h.chain[1], Included(h.key, h.value, h.support, h.authority, h.since))
+                    for h in hearsay_to_send(view, sender, receiver))
     message = "\n".join([_line(i) for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
                            f"({c.rival.source or 'observed'})" for c in caveats]
                         + [f"ended: {e.key} = {e.value} no longer holds (from "
                            f"{', '.join(e.sources) or sender}; authority {e.authority})"
-                           for e in endings])
+                           for e in endings]
+                        + [f"{agent} believes {h.key} = {h.value} (as {sender} knows it)"
+                           for agent, h in hearsay])
     transcript = "\n".join(e.text for e in view.events())
     return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
                           estimate_tokens(message), estimate_tokens(transcript),
-                          _readiness(view, sender, receiver, included), endings)
+                          _readiness(view, sender, receiver, included), endings, hearsay)
 
 
 def _readiness(view: BeliefView, sender: str, receiver: str,

@@ -101,6 +101,16 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
     return list(routes.values())
 
 
+def models_of(routes: Sequence[Route], agent: str, chains: Sequence[Chain],
+              prefix: str = "") -> list[Route]:
+    """Each route moved to its chain's model of `agent` (`C > agent`), where the policy
+    tracks it and `agent` is not in C: where a report about `agent`, or hearsay a handoff
+    carries, goes (docs/semantics.md section 3, "Reports"). The rule text gets `prefix`."""
+    known = set(chains)
+    return [Route((*r.chain, agent), prefix + r.rule, r.force) for r in routes
+            if agent not in r.chain and (*r.chain, agent) in known]
+
+
 def truth_adopts(event: Communication, policy: PolicyModel) -> Optional[bool]:
     """Whether the truth takes a communication's value outright (True), by the resolution
     table (False), or not at all (None: speech never changes the truth, claims do)."""

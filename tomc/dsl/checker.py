@@ -509,7 +509,29 @@ class _ScenarioChecker:
 
     def _speech(self, stmt, kind: str, heard: list[str]) -> None:
         speaker = stmt.speaker.text
-        self._communicated(stmt, kind, speaker, heard, speaker, self.fact(stmt.fact))
+        about = self.reported(stmt, heard) if stmt.about is not None else None
+        self._communicated(stmt, kind, speaker, heard, speaker, self.fact(stmt.fact),
+                           about=about)
+
+    def reported(self, stmt, heard: list[str]) -> Optional[str]:
+        """The agent a report is about (`S tells L X believes ...`): a declared agent (E101),
+        neither the speaker nor a named listener (E131), under a policy of depth 2 or more,
+        since its chains are models of X (E130)."""
+        about = stmt.about
+        if not self.agent(about):
+            return about.text
+        listener = getattr(stmt, "listener", None)
+        if about.text == stmt.speaker.text or (listener is not None
+                                               and about.text == listener.text):
+            self.error("E131", f"a report about `{about.text}` by or to `{about.text}`",
+                       about.span, "report what a third agent believes, or drop "
+                       f"`{about.text} believes` to say it as your own")
+        if self.policy.depth < 2:
+            self.error("E130", f"a report about `{about.text}` updates models of "
+                       f"`{about.text}` (chains of 2 agents or more), deeper than the "
+                       f"policy's depth {self.policy.depth}", about.span,
+                       "use a policy of depth 2 or more")
+        return about.text
 
     def _tell(self, stmt: ast.Tell) -> None:
         if self.agent(stmt.speaker) & self.agent(stmt.listener) and (
@@ -723,7 +745,11 @@ class _ScenarioChecker:
         expected: list[str] = [k.text for k in stmt.keys]
         for item in stmt.believer_keys:
             chain = self._chain(item)
-            if len(chain) != arguments["depth"]:
+            if stmt.part == "hearsay" and len(chain) != 1:
+                self.error("E142", f"`handoff ... hearsay` lists one agent per item (whose "
+                           f"belief is handed on), not a chain of {len(chain)}", item.span,
+                           f"write `{chain[-1]}: {item.key.text}`")
+            elif stmt.part != "hearsay" and len(chain) != arguments["depth"]:
                 self.error("E142", f"`false_beliefs depth {arguments['depth']}` lists chains "
                            f"of {arguments['depth']} agent(s), not {len(chain)}", item.span,
                            f"ask `false_beliefs depth {len(chain)}` for this chain")

@@ -236,12 +236,12 @@ def _untimed(stmt) -> str:
             return f"{_name(actor)} moves {_name(subject)} to {_name(container)}"
         case ast.SetValue(actor=actor, fact=fact):
             return f"{_name(actor)} sets {_fact(fact)}"
-        case ast.Tell(speaker=speaker, listener=listener, fact=fact):
-            return f"{_name(speaker)} tells {_name(listener)} {_fact(fact)}"
-        case ast.Says(speaker=speaker, fact=fact):
-            return f"{_name(speaker)} says {_fact(fact)}"
-        case ast.Announce(speaker=speaker, fact=fact):
-            return f"{_name(speaker)} announces {_fact(fact)}"
+        case ast.Tell(speaker=speaker, listener=listener, fact=fact, about=about):
+            return f"{_name(speaker)} tells {_name(listener)} {_about(about)}{_fact(fact)}"
+        case ast.Says(speaker=speaker, fact=fact, about=about):
+            return f"{_name(speaker)} says {_about(about)}{_fact(fact)}"
+        case ast.Announce(speaker=speaker, fact=fact, about=about):
+            return f"{_name(speaker)} announces {_about(about)}{_fact(fact)}"
         case ast.Claim():
             return _claim(stmt)
         case ast.EndedClaim():
@@ -386,6 +386,9 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
         case None if isinstance(expect.analysis, ast.FalseBeliefs):
             items = ", ".join(f"{_chain(i.chain)}: {_key(i.key)}" for i in expect.believer_keys)
             return f"= {{{items}}}"
+        case "hearsay":
+            items = ", ".join(f"{_chain(i.chain)}: {_key(i.key)}" for i in expect.believer_keys)
+            return f"hearsay = {{{items}}}"
         case None:
             return f"= {keys}"
         case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
@@ -474,3 +477,8 @@ def _escape(ch: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _about(about: Optional[ast.Name]) -> str:
+    """`X believes ` before a reported fact, or nothing."""
+    return "" if about is None else f"{_name(about)} believes "

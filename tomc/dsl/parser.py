@@ -439,6 +439,13 @@ class _At(str):
     """The time of `event_at` (`... at T` on an event), told apart from the event's parts."""
 
 
+class _About:
+    """`X believes` before a reported fact (the `about` rule)."""
+
+    def __init__(self, name: ast.Name):
+        self.name = name
+
+
 def _timed(children: list) -> tuple[list, Optional[str]]:
     """An event's parts and its `at T` (None when it has none)."""
     if children and isinstance(children[-1], _At):
@@ -621,16 +628,22 @@ class _Builder(Transformer):
         return ast.SetValue(actor=actor, fact=fact, at=at, span=_span(meta))
 
     def tell(self, meta, children):
-        (speaker, listener, fact), at = _timed(children)
-        return ast.Tell(speaker=speaker, listener=listener, fact=fact, at=at, span=_span(meta))
+        (speaker, listener, *about, fact), at = _timed(children)
+        return ast.Tell(speaker=speaker, listener=listener, fact=fact, at=at, span=_span(meta),
+                        about=about[0].name if about else None)
 
     def says(self, meta, children):
-        (speaker, fact), at = _timed(children)
-        return ast.Says(speaker=speaker, fact=fact, at=at, span=_span(meta))
+        (speaker, *about, fact), at = _timed(children)
+        return ast.Says(speaker=speaker, fact=fact, at=at, span=_span(meta),
+                        about=about[0].name if about else None)
 
     def announce(self, meta, children):
-        (speaker, fact), at = _timed(children)
-        return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta))
+        (speaker, *about, fact), at = _timed(children)
+        return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta),
+                            about=about[0].name if about else None)
+
+    def about(self, meta, children):
+        return _About(children[0])
 
     def claim(self, meta, children):
         fact, source, *parts = children
@@ -829,6 +842,10 @@ class _Builder(Transformer):
     def expect_handoff_excludes(self, meta, children):
         analysis, items = children
         return self._expect_analysis(meta, analysis, part="excludes", excluded=items)
+
+    def expect_handoff_hearsay(self, meta, children):
+        analysis, items = children
+        return self._expect_analysis(meta, analysis, part="hearsay", believer_keys=items)
 
     def expect_common_ground(self, meta, children):
         analysis, keys = children

@@ -171,7 +171,9 @@ class Communication(Event):
     `published` (a claim's `at T`) and `valid_from` are canonical ISO times or None; an
     ending (`fact.ended`) has instead `valid_to`, where it ends the closed value's valid
     interval (`valid to D`, else `published`, else the event's time, else "": the
-    beginning of time)."""
+    beginning of time). A report (`about` X: `S tells L X believes FACT`) changes, instead of
+    each chain the rules name, that chain's model of X (docs/semantics.md section 3,
+    "Reports")."""
 
     speaker: Optional[str]
     listeners: tuple[str, ...]
@@ -182,6 +184,7 @@ class Communication(Event):
     published: Optional[str] = None
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
+    about: Optional[str] = None
 
 
 @dataclass(frozen=True)

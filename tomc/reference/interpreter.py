@@ -30,7 +30,9 @@ class Fact:
 
     A handed-over fact (`handoff S -> R write`) carries its whole `support` (`SOURCE via S`,
     the first one its `source`) and the `rivals` to record against it as contested claims
-    (tomc/analysis/handoff.py `handed_over`)."""
+    (tomc/analysis/handoff.py `handed_over`). A fact `about` agent X (a report, or hearsay
+    a handoff carries) is resolved, instead of into each chain the rules name, into that
+    chain's model of X (docs/semantics.md section 3, "Reports")."""
 
     key: str
     value: Optional[str]
@@ -45,6 +47,7 @@ class Fact:
     valid_to: str = ""
     support: Optional[tuple[str, ...]] = None
     rivals: tuple = ()
+    about: Optional[str] = None  # a report or hearsay: it goes to each chain's model of X
 
     def sources(self) -> tuple[str, ...]:
         """The sources the fact comes with: its support, else its one source, if any."""
@@ -269,7 +272,7 @@ class ReferenceInterpreter:
         view = ReferenceView(self, event.step - 1)
         return [Fact(h.key, h.value, self.policy.is_many(h.key), None, h.support[0],
                      h.authority, h.published, h.valid_from, h.ended, None, h.valid_to,
-                     support=h.support, rivals=h.rivals)
+                     support=h.support, rivals=h.rivals, about=h.about)
                 for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
@@ -285,12 +288,14 @@ class ReferenceInterpreter:
             facts = [Fact(fact.key, fact.value, fact.many, None, event.source,
                           event.authority, event.published,
                           event.valid_from or event.published or "", fact.ended, fact.of,
-                          event.valid_to or "")]
+                          event.valid_to or "", about=event.about)]
             believers = [a for a in heard if self.trusts(a, speaker, fact.key)]
         if speaker is not None:
             # An ending passes on no value: who-told-whom follows values (explain).
+            # A report tells what someone believes, not the value itself.
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
-                          for listener in heard for f in facts if not f.ended]
+                          for listener in heard for f in facts
+                          if not f.ended and f.about is None]
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
@@ -310,10 +315,23 @@ class ReferenceInterpreter:
                 named.add(chain)
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
                 for fact in facts:
-                    self.adopt(chain, fact, event, force, rule.text)
+                    target = self.model_of(chain, fact.about)
+                    if target is not None:
+                        text = rule.text if fact.about is None or event.kind != "handoff" \
+                            else f"hearsay: {rule.text}"
+                        self.adopt(target, fact, event, force, text)
                 for fact in facts:
-                    self.record_rivals(chain, fact, event)
+                    if fact.about is None:
+                        self.record_rivals(chain, fact, event)
         return ([speaker] if speaker else []) + heard
+
+    def model_of(self, chain: Chain, about: Optional[str]) -> Optional[Chain]:
+        """Where a fact goes for a chain a rule names: the chain itself, or for a fact about
+        X its model of X (`chain > X`), when the policy tracks it and X is not in it."""
+        if about is None:
+            return chain
+        target = (*chain, about)
+        return target if about not in chain and target in self.chains else None
 
     def record_rivals(self, chain: Chain, fact: Fact, event: AnyEvent) -> None:
         """A handed-over fact's rivals, each a contested claim against what the chain holds

@@ -204,6 +204,8 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
                     assert ("(ended)", event.step) in {(r.value, r.step) for r in mine.rivals}, (
                         event.text, mine)
                 continue
+            if sent.about is not None:  # hearsay: test_reports_and_hearsay_...
+                continue
             own = next(h for h in before if (h.key, h.value) == (sent.key, sent.value))
             expected = {f"{s} via {sender}" for s in own.support} or {sender}
             if mine is not None:
@@ -480,3 +482,38 @@ def test_engines_agree_on_found_provenance_cases(db, text):
     chains = [(), *scenario.chains()]
     assert provenance(run.view(steps), chains) == provenance(
         ReferenceView(run_reference(scenario), steps), chains)
+
+
+@given(HANDOFFS)
+def test_reports_and_hearsay_change_only_models_of_their_subject(db, file):
+    """On one engine's answers alone: a report `S tells L X believes K = V` changes only
+    chains that end with X (never X's own belief, nor the truth), and when the rules name L,
+    `L > X` then holds V or records it as contested; a handoff's hearsay about X reaches
+    `R > X` alike (docs/semantics.md section 3, "Reports")."""
+    _, scenario = checked(file)
+    run = run_scenario(scenario, "falkordb", db)
+    chains = [(), *scenario.chains()]
+    versions, _ = engine_versions(db, scenario)
+    policy = scenario.policy
+    for event in scenario.events:
+        if event.kind == "tell" and event.about is not None:
+            changed = {h.chain for h in versions
+                       if h.since == event.step or h.until == event.step}
+            assert all(c and c[-1] == event.about for c in changed), (event.text, changed)
+            pairs = [(event.listeners[0], event.about,
+                      event.fact.key, event.fact.value)]
+        elif event.kind == "handoff":
+            sent = handed_over(run.view(event.step - 1), event.speaker, event.listener,
+                               event.authority)
+            pairs = [(event.listener, s.about, s.key, s.value) for s in sent if s.about]
+        else:
+            continue
+        believers = [] if policy.trust == "exit_order" else list(event.listeners)
+        routed = {r.chain for r in communication_routes(policy, scenario.chains(), event,
+                                                        believers)}
+        for listener, about, key, value in pairs:
+            if (listener,) not in routed or (listener, about) not in chains:
+                continue
+            model = [h for h in run.view(event.step).held([(listener, about)]) if h.key == key]
+            assert any(h.value == value or value in {r.value for r in h.rivals}
+                       for h in model) or policy.ties == "first", (event.text, model)

@@ -493,8 +493,8 @@ def _no_later_than(steps: int, query):
 
 
 def _provenance_events(world: World) -> st.SearchStrategy:
-    """Claims to one agent, tells, handoffs and endings: what gives beliefs sources, rivals,
-    dates and endings to hand on (a world of depth 2 or more)."""
+    """Claims to one agent, tells, reports, handoffs and endings: what gives beliefs sources,
+    rivals, dates, endings and models of others to hand on (a world of depth 2 or more)."""
     agent, fact = st.sampled_from(world.agents), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
     handoff = st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]), pairs)
@@ -503,7 +503,12 @@ def _provenance_events(world: World) -> st.SearchStrategy:
     # Claims to one agent: what the others lack, so that a handoff has something to send.
     to_one = st.builds(lambda claim, agent: claim.model_copy(update={
         "audience": "agents", "room": None, "recipients": [agent]}), _claims(world, fact), agent)
-    return st.one_of(handoff, to_one, tell, _ended_claims(world))
+    events = [handoff, to_one, tell, _ended_claims(world)]
+    if len(world.agents) >= 3:  # a report names a third agent: `S tells L X believes ...`
+        trios = st.lists(agent, min_size=3, max_size=3, unique_by=_text)
+        events.append(st.builds(lambda trio, fact: ast.Tell(
+            speaker=trio[0], listener=trio[1], about=trio[2], fact=fact), trios, fact))
+    return st.one_of(*events)
 
 
 def _dispute_events(world: World) -> st.SearchStrategy:

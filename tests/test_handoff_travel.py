@@ -6,7 +6,12 @@ and scenarios/customer_moved.tom are the worked examples."""
 
 from __future__ import annotations
 
-from helpers import run_both
+import pytest
+
+from helpers import codes, run_both
+from tomc.dsl.checker import check_text
+from tomc.dsl.formatter import format_file
+from tomc.dsl.parser import parse
 
 
 def agreed(db, text: str):
@@ -92,5 +97,59 @@ scenario s {
   expect false_beliefs depth 1 = {Lead: refund.status}
   expect context_for Agent talking_to Lead differ = {refund.status}
   expect context_for Agent talking_to Lead first = refund.status
+}
+""")
+
+
+REPORTED = """policy p {{
+  depth {depth}
+}}
+scenario s {{
+  agents A, B, Maya
+  {line}
+}}
+"""
+
+
+@pytest.mark.parametrize("depth, line, code", [
+    (2, "A tells B A believes k.v = 1", "E131"),
+    (2, "A tells B B believes k.v = 1", "E131"),
+    (2, "A tells B Mia believes k.v = 1", "E101"),
+    (1, "A tells B Maya believes k.v = 1", "E130"),
+    (2, "expect handoff A -> B hearsay = {B > Maya: k.v}", "E142"),
+])
+def test_reports_and_hearsay_items_are_checked(depth, line, code):
+    text = REPORTED.format(depth=depth, line=line)
+    assert code in codes(text)
+    rendered = check_text(text, "test.tom").diagnostics[0].render(text)
+    assert "test.tom:6:" in rendered and "help:" in rendered
+
+
+def test_a_report_formats_and_parses_back():
+    text = REPORTED.format(depth=2, line="A tells B Maya believes k.v = 1\n  A announces "
+                           "Maya believes k.v = 2\n  expect handoff A -> B hearsay = {Maya: k.v}")
+    assert codes(text) == []
+    formatted = format_file(parse(text, "t.tom"))
+    assert "A tells B Maya believes k.v = 1" in formatted
+    assert "expect handoff A -> B hearsay = {Maya: k.v}" in formatted
+    assert format_file(parse(formatted, "t.tom")) == formatted
+
+
+def test_a_report_changes_the_models_of_its_subject_only(db):
+    agreed(db, """policy p {
+  depth 3
+}
+scenario s {
+  agents A, B, Maya
+  A tells B Maya believes refund.status = approved
+  expect B > Maya believes refund.status = approved
+  expect B > A > Maya believes refund.status = approved
+  expect A > B > Maya believes refund.status = approved
+  expect B > Maya > A believes refund.status unknown
+  expect B believes refund.status unknown
+  expect Maya believes refund.status unknown
+  expect A > Maya believes refund.status unknown
+  expect truth refund.status unknown
+  expect explain B > Maya refund.status from step 1
 }
 """)

@@ -354,8 +354,8 @@ def _expectation(expect: ast.Expect) -> str:
     if expect.kind == "supported":
         return "supported by " + ", ".join(
             " via ".join([_value(v), *(_name(n) for n in v.via)]) for v in expect.values)
-    if expect.kind == "contested":
-        return f"{expect.kind} by {values}"
+    if expect.kind == "contested":  # `contested by {}`: expected uncontested
+        return f"contested by {values}" if expect.values else "contested by {}"
     return f"is in {values}" if expect.form == "located" else f"= {values}"
 
 

@@ -903,6 +903,14 @@ class _Builder(Transformer):
         return ast.ExpectReady(ready=ready, part="verdict", verdict=verdict,
                                when=when[0] if when else None, span=_span(meta))
 
+    def expect_ready_verdict_when(self, meta, children):
+        ready, when, verdict = children  # `at step N` before `=`, as `ask ready` writes it
+        return self.expect_ready_verdict(meta, [ready, verdict, when])
+
+    def expect_ready_keys_when(self, meta, children):
+        ready, when, part, keys = children
+        return self.expect_ready_keys(meta, [ready, part, keys, when])
+
     def expect_ready_keys(self, meta, children):
         ready, part, keys, *when = children
         return ast.ExpectReady(ready=ready, part=part, keys=keys,

@@ -45,3 +45,36 @@ def test_the_small_forms_format_to_one_canonical_text():
     assert "expect ready deploy for B = ready at step 1" in formatted
     assert "contested by {}" in formatted
     assert format_file(parse(formatted, "t.tom")) == formatted
+
+
+REVEAL = """policy see {
+  on enter:
+    reveal contents except status, weight
+}
+scenario s {
+  agents A, B
+  rooms kitchen
+  A enters kitchen
+  A moves lettuce to box
+  in kitchen: box.status = locked
+  in kitchen: box.colour = red
+  B enters kitchen
+  expect B believes lettuce is in box
+  expect B believes box.colour = red
+  expect B believes box.status unknown
+  expect A believes box.status = locked
+}
+"""
+
+
+def test_entering_reveals_only_visible_properties_on_both_engines(db):
+    engine, reference = run_both(db, REVEAL)
+    assert [a.to_json() for a in engine.answers] == [a.to_json() for a in reference.answers]
+    assert not engine.failed, [a.query.text for a in engine.failed]
+    formatted = format_file(parse(REVEAL, "t.tom"))
+    assert "reveal contents except status, weight" in formatted
+
+
+def test_hiding_with_reveal_nothing_is_e151():
+    from helpers import codes
+    assert codes("policy p {\n  on enter:\n    reveal nothing except status\n}\n") == ["E151"]

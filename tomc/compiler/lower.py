@@ -99,7 +99,8 @@ class Compiler:
                                                             "room": event.room})
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, ())
-        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
+        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed
+                 if self.scenario.policy.visible(r["key"])]  # `reveal contents except P`
         routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
                                     event.peekers, event.distracted)
         return self._routed(event, world, routes, facts, ("revealed",))

@@ -162,6 +162,9 @@ class Section(Node):
     reveal: Optional[Literal["nothing", "contents"]] = None
     rules: list[Rule] = []
     reveal_span: Optional[Span] = Field(default=None, repr=False)
+    # `reveal contents except P, ...`: predicates (the part of a key after the dot; a bare
+    # subject's is `location`) whose values entering does not show: invisible properties.
+    hidden: list[Name] = []
 
 
 class Requirement(Node):

@@ -156,7 +156,8 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
             lines.append(("", None))
         lines.append((f"on {section.event_class}:", _line(section)))
         if section.reveal is not None:
-            lines.append((f"  reveal {section.reveal}", _line_of(section.reveal_span)))
+            hidden = f" except {_names(section.hidden)}" if section.hidden else ""
+            lines.append((f"  reveal {section.reveal}{hidden}", _line_of(section.reveal_span)))
         lines += [(f"  {_rule(rule)}", _line(rule)) for rule in section.rules]
     return lines
 

@@ -530,7 +530,8 @@ class _Builder(Transformer):
                         hint="put it under a section header such as `on observe:`"))
                 last = sections[-1]
                 if kind == "reveal":
-                    update = {"reveal": payload.value, "reveal_span": payload.span}
+                    update = {"reveal": payload.value, "reveal_span": payload.span,
+                              "hidden": payload.hidden}
                 else:
                     update = {"rules": [*last.rules, payload]}
                 sections[-1] = last.model_copy(update=update)
@@ -561,8 +562,8 @@ class _Builder(Transformer):
         return ("section", ast.Section(event_class=str(children[0]), span=_span(meta)))
 
     def reveal(self, meta, children):
-        tok = children[0]
-        return ("reveal", _Reveal(value=str(tok), span=_span(meta)))
+        tok, *hidden = children
+        return ("reveal", _Reveal(value=str(tok), hidden=hidden, span=_span(meta)))
 
     def rule(self, meta, children):
         pattern, *rest = children
@@ -921,6 +922,7 @@ class _Builder(Transformer):
 
 class _Reveal(ast.Node):
     value: str
+    hidden: list[ast.Name] = []
 
 
 def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:

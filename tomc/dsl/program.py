@@ -75,6 +75,15 @@ class PolicyModel:
         """What entering a room reveals: "nothing" or "contents"."""
         return self.sections["enter"].reveal or "nothing"
 
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The predicates entering never reveals (`reveal contents except P, ...`)."""
+        return frozenset(n.text for n in self.sections["enter"].hidden)
+
+    def visible(self, key: str) -> bool:
+        """Whether entering a room shows a value of `key` located there."""
+        return key.rsplit(".", 1)[-1] not in self.hidden
+
     def authority(self, source: Optional[str]) -> int:
         """The authority of a source or speaking agent; 0 when the policy does not name it."""
         return self.authorities.get(source, 0) if source is not None else 0

@@ -208,7 +208,8 @@ class ReferenceInterpreter:
         present = self.present(event.room)
         if self.policy.reveal == "contents":
             facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
-                     for b in self.open_all(TRUTH) if b.room == event.room]
+                     for b in self.open_all(TRUTH)
+                     if b.room == event.room and self.policy.visible(b.key)]
             self.route_observation(event, present, facts, truth=False)
         return present + list(event.peekers)
 

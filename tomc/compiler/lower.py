@@ -129,7 +129,9 @@ class Compiler:
                             and not fact.ended and event.about is None,
                             truth=truth is not None, ended=fact.ended)
         exit_order = policy.trust == "exit_order"
-        believers = bindings.believers if exit_order else list(event.listeners)
+        # Peekers are judged like listeners: do they trust the speaker?
+        believers = (bindings.believers if exit_order
+                     else [*event.listeners, *event.peekers])
         routes = communication_routes(policy, self.chains(), event, believers)
         if event.about is not None:  # a report: each chain's model of X takes it instead
             routes = models_of(routes, event.about, self.chains())

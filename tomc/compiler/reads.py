@@ -54,7 +54,7 @@ def reads_for(event: AnyEvent, policy: PolicyModel) -> list[Read]:
         return [Read("believers", Statement(
             WORLD, "read_believers.cypher", render("read_believers.cypher"),
             {"key": event.fact.key, "speaker": event.speaker,
-             "listeners": list(event.listeners)}, origin))]
+             "listeners": [*event.listeners, *event.peekers]}, origin))]
     if isinstance(event, Handoff):
         return [Read("handed", None)]
     return []

@@ -410,21 +410,27 @@ class _ScenarioChecker:
         pending = self.pending()
         if not pending:
             return witnesses
-        if not (family is Observation or kind == "enter"):
+        speech = family is Communication and kind in ("tell", "says", "announce")
+        if not (family is Observation or kind == "enter" or speech):
             self.error("E175", f"`{pending[0].text}` (line {pending[0].line}) applies to the "
-                       f"next event seen in a room, and `{self.text_of(node)}` is not one",
-                       node.span, "put an `in R:`, `moves`, `sets` or `enters` right after it")
+                       f"next event seen in a room or conversation, and "
+                       f"`{self.text_of(node)}` is not one", node.span,
+                       "put an `in R:`, `moves`, `sets`, `enters`, `tells`, `says` or "
+                       "`announces` right after it")
             return witnesses
-        actors = fields.get("agents", ())  # who acts: the observation's, or who enters
+        # who acts: the observation's agents, who enters, or the speaker
+        actors = (fields["speaker"],) if speech else fields.get("agents", ())
         peekers, distracted = [], []
         for modifier in pending:
             agent = modifier.agents[0]
             if modifier.kind == "peek" and agent in witnesses:
                 self.error("E176", f"`{agent}` peeks (line {modifier.line}) but witnesses "
-                           f"`{self.text_of(node)}` anyway, from inside the room", node.span,
-                           f"remove `{modifier.text}`")
+                           f"`{self.text_of(node)}` anyway, "
+                           f"{'as a listener' if speech else 'from inside the room'}",
+                           node.span, f"remove `{modifier.text}`")
             elif modifier.kind == "distracted" and (agent not in witnesses or agent in actors):
-                why = "does it" if agent in actors else "is not in its room"
+                why = ("does it" if agent in actors else
+                       "is not among its listeners" if speech else "is not in its room")
                 self.error("E176", f"`{agent}` is distracted (line {modifier.line}) from "
                            f"`{self.text_of(node)}` but {why}", node.span,
                            f"remove `{modifier.text}`")

@@ -194,6 +194,10 @@ class Communication(Event):
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
     about: Optional[str] = None
+    # A tell, says or announce overheard by `peekers` (among the witnesses, not the
+    # listeners) or missed by `distracted` listeners (docs/semantics.md section 3).
+    peekers: tuple[str, ...] = ()
+    distracted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

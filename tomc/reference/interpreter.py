@@ -300,16 +300,26 @@ class ReferenceInterpreter:
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
+        # Overheard or missed (docs/semantics.md section 3, "Peeking and distraction"): a
+        # peeker may head a chain, never follow; a distracted listener may follow, not head.
+        peekers = list(getattr(event, "peekers", ()))
+        distracted = set(getattr(event, "distracted", ()))
+        trusting = [k for k in peekers if self.trusts(k, speaker, facts[0].key)] if facts else []
         section = self.policy.sections.get(event.event_class)
         named: set[Chain] = set()  # a chain two rules name hears the event once (first rule)
         for rule in section.rules if section else []:
             if rule.over:
-                sets = {"listeners": heard, "believers": believers,
-                        "speaker": [speaker] if speaker else []}
-                members = {a for s in rule.over for a in sets[s]}
-                chains = self.chains_over(members, rule, speaker, heard)
+                sets = {"listeners": (heard, peekers), "believers": (believers, trusting),
+                        "speaker": ([speaker] if speaker else [], [])}
+                members = {a for s in rule.over for a in sets[s][0]}
+                heads = {a for s in rule.over for a in [*sets[s][0], *sets[s][1]]}
+                chains = [c for c in self.chains_over(members | heads, rule, speaker, heard)
+                          if c[0] in heads - distracted and set(c[1:]) <= members]
             else:
-                chains = self.chains_on_path(rule, speaker, heard, believers)
+                chains = [c for c in self.chains_on_path(rule, speaker, heard, believers)
+                          if c[0] not in distracted]
+                chains += self.overheard_on_path(rule, speaker, heard, believers, peekers,
+                                                 trusting)
             for chain in chains:
                 if chain == (speaker,) or chain in named:
                     continue  # S's own belief never changes because S said something
@@ -364,6 +374,27 @@ class ReferenceInterpreter:
             candidates = [tuple(a if role == "listener" else speaker for role in rule.path)
                           for a in chosen]
         return [c for c in candidates if c in self.chains]
+
+    def overheard_on_path(self, rule: ast.Rule, speaker: Optional[str], listeners: list[str],
+                          believers: list[str], peekers: list[str],
+                          trusting: list[str]) -> list[Chain]:
+        """A path rule's chains headed by a peeker K instead of its first role (K took in
+        unseen what that role's agent did): `listener adopts` gives K, `listener > speaker`
+        K > S, `speaker > listener` K > L. A trust condition is the head's (K's) when the
+        rule's head is the listener, else the listener's in the chain."""
+        out = []
+        rest = rule.path[1:]
+        for peeker in peekers:
+            for listener in (listeners if "listener" in rest else [None]):
+                if rule.condition is not None:
+                    trusts = (peeker in trusting if rule.path[0] == "listener"
+                              else listener is None or listener in believers)
+                    if trusts == rule.condition.negated:
+                        continue
+                chain = (peeker, *(listener if r == "listener" else speaker for r in rest))
+                if len(set(chain)) == len(chain) and chain in self.chains:
+                    out.append(chain)
+        return out
 
     # ------------------------------------------------------------------ resolution
 

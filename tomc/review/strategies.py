@@ -394,8 +394,13 @@ def _queries(world: World,
 
 
 def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, set]]:
-    """(the agents in the room of an event seen in a room, its actors), with presence
-    `where` after it; None for other events."""
+    """(the agents in the room of an event seen in a room, or who hear a tell or says, its
+    actors), with presence `where` after it; None for other events."""
+    if isinstance(event, ast.Tell):
+        return {event.speaker, event.listener}, {event.speaker}
+    if isinstance(event, ast.Says):
+        room = where.get(event.speaker)
+        return {a for a, r in where.items() if r == room}, {event.speaker}
     if isinstance(event, (ast.State, ast.Enter)):
         present = {a for a, room in where.items() if room == event.room}
         return present, set(event.agents) if isinstance(event, ast.Enter) else set()
@@ -408,9 +413,10 @@ def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, se
 
 def _played(events: list, where: dict[ast.Name, ast.Name], agents: list[ast.Name]) -> list:
     """The events replayed with presence (`_replay`); a peek or a distraction stays in its
-    place (times stay in order) when the next event is one seen in a room, fitted to it: a
-    peeker outside the room, a distracted agent inside it, not its actor (`_fitted`), as
-    the checker requires; else it is dropped."""
+    place (times stay in order) when the next event is one seen in a room or a tell or
+    says, fitted to it: a peeker outside the room (not a listener), a distracted agent
+    inside it (a listener), not its actor (`_fitted`), as the checker requires; else it is
+    dropped."""
     played: list = []
     pending: list[int] = []  # where the peeks and distractions waiting for an event are
     for event in events:

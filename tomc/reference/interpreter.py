@@ -334,7 +334,7 @@ class ReferenceInterpreter:
                 for fact in facts:
                     if fact.about is None:
                         self.record_rivals(chain, fact, event)
-        return ([speaker] if speaker else []) + heard
+        return ([speaker] if speaker else []) + heard + peekers  # peekers witnessed it too
 
     def model_of(self, chain: Chain, about: Optional[str]) -> Optional[Chain]:
         """Where a fact goes for a chain a rule names: the chain itself, or for a fact about

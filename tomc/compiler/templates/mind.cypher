@@ -8,8 +8,7 @@ WITH count(*) AS recorded
 {% if values | default(false) -%}
 UNWIND $writes AS w
 MATCH (p:P) WHERE id(p) = w.p
-UNWIND [x IN $facts WHERE x.key IN w.keys
-        AND coalesce(x.about, '') = coalesce(w.about, '')] AS f
+UNWIND [x IN $facts WHERE x.key IN w.keys AND coalesce(x.about, '') = coalesce(w.about, '')] AS f
 WITH p, f, w.force AS force, w.rule AS rule
 {% include "resolve.cypher" %}
 WITH count(*) AS resolved

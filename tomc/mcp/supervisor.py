@@ -22,7 +22,7 @@ from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Pr
                                 Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer
-from tomc.wire import event_json
+from tomc.wire import HISTORY_LIMIT, event_json, history_page
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -31,7 +31,6 @@ WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHin
 
 # The most events one `history` answer holds: a long memory is read in pages, not as one
 # answer of megabytes (issue 26 measured 4.3 MB).
-HISTORY_LIMIT = 500
 Statements = Annotated[str, Field(
     description="One or more .tom statements, one per line: events and `agents` / `rooms` "
                 "declarations (the syntax is the resource tomc://syntax/record).",
@@ -211,12 +210,8 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         witnesses (who saw or heard it): a page of `limit` after `after_step`;
         `next_after_step` is where the next page starts (null: none left)."""
         def body() -> CallToolResult:
-            later = [e for e in memory.history() if e.step > after_step]
-            page = later[:limit]
-            more = len(later) > limit
-            return result({"memory": memory.memory, "step": memory.step,
-                           "events": [event_json(e) for e in page],
-                           "next_after_step": page[-1].step if more else None})
+            events = memory.history()  # first: it brings `step` up to date
+            return result(history_page(memory.memory, memory.step, events, after_step, limit))
         return guard(body)
 
     @tool(server, title="Check .tom text", annotations=READ)

@@ -19,8 +19,8 @@ from typing import Any, Callable, Optional, Sequence
 from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
 from tomc.compiler.reads import Bindings
-from tomc.compiler.routing import (Chain, Route, communication_routes, observation_routes,
-                                   truth_adopts)
+from tomc.compiler.routing import (Chain, Route, communication_routes, models_of,
+                                   observation_routes, truth_adopts)
 from tomc.compiler.templates import render
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
                               ScenarioModel)
@@ -99,7 +99,8 @@ class Compiler:
                                                             "room": event.room})
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, ())
-        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
+        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed
+                 if self.scenario.policy.visible(r["key"])]  # `reveal contents except P`
         routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
                                     event.peekers, event.distracted)
         return self._routed(event, world, routes, facts, ("revealed",))
@@ -125,16 +126,37 @@ class Compiler:
                             {"facts": facts, "truth": truth, "speaker": event.speaker,
                              "listeners": list(event.listeners)},
                             told=event.speaker is not None and bool(event.listeners)
-                            and not fact.ended,
+                            and not fact.ended and event.about is None,
                             truth=truth is not None, ended=fact.ended)
         exit_order = policy.trust == "exit_order"
-        believers = bindings.believers if exit_order else list(event.listeners)
+        # Peekers are judged like listeners: do they trust the speaker?
+        believers = (bindings.believers if exit_order
+                     else [*event.listeners, *event.peekers])
         routes = communication_routes(policy, self.chains(), event, believers)
+        if event.about is not None:  # a report: each chain's model of X takes it instead
+            routes = models_of(routes, event.about, self.chains())
         return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
-                       support=h["support"]) for h in bindings.handed]
+                       h["published"], h["valid_from"], support=h["support"])
+                 for h in bindings.handed if not h["ended"] and h["about"] is None]
+        # Hearsay (what S thinks X believes) goes to each named chain's model of X, tagged
+        # with X so that mind.cypher resolves it there only.
+        hearsay: dict[str, list[FactRow]] = {}
+        for h in bindings.handed:
+            if h["about"] is not None:
+                hearsay.setdefault(h["about"], []).append({**_fact(
+                    h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
+                    h["published"], h["valid_from"], support=h["support"]),
+                    "about": h["about"]})
+        # The endings come after the values (a cardinality-one key carries one or the
+        # other: tomc/analysis/handoff.py `endings_to_send`), as in the reference.
+        endings = [{**_fact(h["key"], h["value"], h["many"], None, h["support"][0],
+                            h["authority"], h["published"], h["valid_from"],
+                            support=h["support"]),
+                    "ended": True, "of": None, "valid_to": h["valid_to"]}
+                   for h in bindings.handed if h["ended"]]
         # `n` keeps two equal rivals (one source contesting twice) two rows: contest.cypher
         # groups by row, and each is a contested claim of its own, as in the reference.
         rivals = [{"key": key, "n": n, **rival}
@@ -149,7 +171,7 @@ class Compiler:
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
         routes = communication_routes(self.scenario.policy, self.chains(), event,
                                       believers)
-        return self._routed(event, world, routes, facts, ("handed",), rivals)
+        return self._routed(event, world, routes, facts, ("handed",), rivals, endings, hearsay)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
         return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
@@ -166,14 +188,23 @@ class Compiler:
 
     def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
                 facts: list[FactRow], bound: tuple[str, ...],
-                rivals: Sequence[FactRow] = ()) -> EventPlan:
+                rivals: Sequence[FactRow] = (), endings: Sequence[FactRow] = (),
+                hearsay: Optional[dict[str, list[FactRow]]] = None) -> EventPlan:
+        facts = [*facts, *endings]
         keys = [f["key"] for f in facts]
-        plans = self.perspectives.plan(routes, keys) if facts else {}
-        return self._plan(event, world, plans, bound, facts, rivals)
+        plans = [self.perspectives.plan(routes, keys)] if facts else []
+        models: set[Chain] = set()  # the chains hearsay goes to (each ends with its X)
+        for agent, about in (hearsay or {}).items():
+            moved = models_of(routes, agent, self.chains(), "hearsay: ")
+            models |= {r.chain for r in moved}
+            plans.append(self.perspectives.plan(moved, [f["key"] for f in about]))
+            facts += about
+        return self._plan(event, world, _merged(plans), bound, facts, rivals, models)
 
     def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
               bound: tuple[str, ...], facts: Optional[list[FactRow]] = None,
-              rivals: Sequence[FactRow] = ()) -> EventPlan:
+              rivals: Sequence[FactRow] = (), models: frozenset | set = frozenset()
+              ) -> EventPlan:
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
         plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
@@ -187,21 +218,28 @@ class Compiler:
                     {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
                                                      "key": c.key} for c in mind.copies]},
                     origin, links=True))
-            ended = bool(facts) and facts[0].get("ended", False)
+            # Values first, then endings (a handoff may carry both: mind.cypher).
+            values = [f for f in facts or () if not f.get("ended", False)]
+            ends = [f for f in facts or () if f.get("ended", False)]
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher", ended=ended),
+                agent, "mind.cypher", render("mind.cypher", values=bool(values),
+                                             ended=bool(ends)),
                 {"step": event.step, "kind": event.kind, "text": event.text,
-                 "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
+                 "line": event.line, "witnesses": list(event.witnesses), "facts": values,
+                 "ends": ends,
                  "ties": self.scenario.policy.ties,
                  "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
-                             "keys": list(w.keys)} for w in mind.writes]},
+                             "keys": list(w.keys),
+                             "about": w.chain[-1] if w.chain in models else None}
+                            for w in mind.writes]},
                 origin, links=True))
-            if rivals and mind.writes:  # a handoff's caveats, contested at the receiver
+            direct = [w for w in mind.writes if w.chain not in models]
+            if rivals and direct:  # a handoff's caveats, contested at the receiver
                 plan.statements.append(Statement(
                     agent, "contest.cypher", render("contest.cypher"),
                     {"step": event.step, "kind": event.kind, "rivals": list(rivals),
                      "writes": [{"p": list(w.chain), "keys": list(w.keys)}
-                                for w in mind.writes]},
+                                for w in direct]},
                     origin, links=True))
         return plan
 
@@ -217,6 +255,18 @@ def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optiona
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "support": list(support), "authority": authority, "published": published,
             "valid_from": valid_from}
+
+
+def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:
+    """Several plans of one event (a handoff's values, and its hearsay about each agent) as
+    one: each mind's copies (once each: two plans may copy the same history) and writes."""
+    out: dict[str, MindPlan] = {}
+    for plans_of in plans:
+        for agent, mind in plans_of.items():
+            into = out.setdefault(agent, MindPlan())
+            into.copies += [c for c in mind.copies if c not in into.copies]
+            into.writes += mind.writes
+    return out
 
 
 # How each event family is lowered (Compiler.event).

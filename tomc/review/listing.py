@@ -225,7 +225,7 @@ def _force_text(trust: str, event_class: str) -> str:
 
 def _excerpt(template: str, markers: tuple[str, ...]) -> str:
     """The lines of a rendered template that contain one of `markers`, in order."""
-    text = render(template, kind="tell") if template == "mind.cypher" else render(template)
+    text = render(template, values=True) if template == "mind.cypher" else render(template)
     return "\n".join(line for line in text.splitlines()
                      if any(m in line for m in markers) and not line.lstrip().startswith("//"))
 

@@ -3,7 +3,8 @@
     adopted from source f.of when given: a retraction) is closed when the ending outranks it
     as a value would (or with `force`): `until` = this step, `valid_to` = the ending's,
     never before the version's valid_from. It moves to a HELD edge and no version replaces
-    it, so the chain reads unknown. Otherwise the ending is recorded as a contested rival,
+    it, so the chain reads unknown; what ended it (source, authority, publication time) is
+    kept on it, for a handoff to pass the ending on. Otherwise the ending is recorded as a contested rival,
     shown as '(ended)' (tomc.dsl.program.ENDED), or (a tie under `ties first`) dropped. A
     chain that holds nothing it names is unchanged: the UNWIND over no targets leaves no
     row. -#}
@@ -27,7 +28,9 @@ WITH p, f, h, b, CASE
   ELSE 'contest' END AS outcome
 FOREACH (_ IN CASE WHEN outcome = 'close' THEN [1] ELSE [] END |
   SET b.until = $step,
-      b.valid_to = CASE WHEN f.valid_to < b.valid_from THEN b.valid_from ELSE f.valid_to END
+      b.valid_to = CASE WHEN f.valid_to < b.valid_from THEN b.valid_from ELSE f.valid_to END,
+      b.ended_source = f.source, b.ended_authority = f.authority,
+      b.ended_published = f.published
   DELETE h
   CREATE (p)-[:HELD {made: $step}]->(b))
 FOREACH (_ IN CASE WHEN outcome = 'contest' THEN [1] ELSE [] END |

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
+import warnings
 from datetime import datetime, timezone
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -65,7 +67,8 @@ from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.graph_view import GraphView
 
-__all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+__all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
+           "DatabaseUnavailable"]
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -121,6 +124,12 @@ class TomError(ValueError):
         self.text = text
 
 
+class TomWarning(UserWarning):
+    """A question that is valid but most likely not what was meant (W180: a key no event
+    has written); its message is the rendered diagnostic. `Session.strict` raises TomError
+    instead."""
+
+
 class Session:
     """A scenario held live, on FalkorDB or the reference interpreter.
 
@@ -131,6 +140,11 @@ class Session:
 
     def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
                  agent: Optional[str] = None, agent_db: Optional[Database] = None):
+        # `strict`: a warning about a question (W180, a key no event wrote) raises TomError
+        # instead (default: $TOMC_STRICT set to 1/true/yes, as the CLI's --strict).
+        self.strict = os.environ.get("TOMC_STRICT", "").lower() in ("1", "true", "yes")
+        # The warnings of the last question answered (also issued as TomWarning).
+        self.warnings: list[Diagnostic] = []
         self._live = live
         self._stack = stack
         self._lock = threading.RLock()
@@ -319,7 +333,8 @@ class Session:
     @_serialised
     def check(self, statements: Statements) -> list[Diagnostic]:
         """The diagnostics of `statements` (events, declarations or questions) after the
-        scenario so far, without applying anything: [] when they are valid."""
+        scenario so far, without applying anything: [] when they are valid, else errors,
+        or only warnings (W180) when they are valid but most likely misspelt."""
         try:
             text, parsed = _statements(statements, "<check>")
         except TomError as err:
@@ -332,13 +347,13 @@ class Session:
         mark = checker.mark()
         try:
             checker.add(parsed, (*CHANGES, *QUESTIONS), text, "<check>")
+            return self._visible_warnings()
         except DiagnosticError as err:
             return err.diagnostics
         except ValueError as err:
             return [Diagnostic("E144", str(err), None, "<check>")]
         finally:
             checker.reset(mark)
-        return []
 
     @_serialised
     def check_each(self, statements: Sequence[ast.Node],
@@ -490,7 +505,8 @@ class Session:
 
     def _question(self, parsed: list, text: str, retry: bool):
         """The checked question; with `retry`, one that does not check is checked again
-        after taking in other writers' changes (it may name an agent they declared)."""
+        after taking in other writers' changes (it may name an agent they declared). Its
+        warnings go to `self.warnings` and are issued as TomWarning (TomError if strict)."""
         try:
             _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
         except DiagnosticError as err:
@@ -498,7 +514,20 @@ class Session:
                 self.refresh()
                 return self._question(parsed, text, retry=False)
             raise TomError(err.diagnostics, text) from None
+        self.warnings = [dataclasses.replace(d, source=text) for d in self._visible_warnings()]
+        if self.warnings and self.strict:
+            raise TomError([dataclasses.replace(d, severity="error") for d in self.warnings],
+                           text)
+        for warning in self.warnings:
+            warnings.warn(TomWarning(warning.render(None)), stacklevel=4)
         return found[0]
+
+    def _visible_warnings(self) -> list[Diagnostic]:
+        """The last checked question's warnings; for a session reading as an agent,
+        computed from the events it witnessed only (the closest keys must not name a key
+        only another mind heard of)."""
+        checker = self._live.checker
+        return checker.warnings if self.agent is None else checker.warnings_for(self.agent)
 
     def _belief(self, query: QueryModel) -> Answer:
         if self.agent is None:

@@ -25,7 +25,7 @@ from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json, held_json
+from tomc.mcp.results import Guard, answer, event_json, held_json, warned
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -71,8 +71,8 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
             -> CallToolResult:
         """What I believe about a key (or think another agent believes), with provenance:
         the event it came from, its witnesses, sources and rule."""
-        return guard(lambda: result(reader.believes(chain or me, key, at_step=at_step,
-                                                    on=on).to_json()))
+        return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
+                                                    on=on).to_json(), reader)))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)
     def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(

@@ -21,7 +21,7 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
                                 Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json
+from tomc.mcp.results import Guard, answer, event_json, warned
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -114,8 +114,8 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
             -> CallToolResult:
         """What an agent (or a chain: what Maya thinks Billing believes) believes about a
         key, with provenance: the event it came from, witnesses, sources, the rule."""
-        return guard(lambda: result(memory.believes(chain, key, at_step=at_step,
-                                                    on=on).to_json()))
+        return guard(lambda: result(warned(memory.believes(chain, key, at_step=at_step,
+                                                    on=on).to_json(), memory)))
 
     @tool(server, title="Can a procedure run", annotations=READ)
     def ready(procedure: Procedure, chain: Annotated[Optional[Chain], Field(
@@ -140,7 +140,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     def who_knows(key: Key) -> CallToolResult:
         """For one key, every agent: up to date, out of date (with what it holds), or
         unknown."""
-        return guard(lambda: result(memory.who_knows(key).to_json()))
+        return guard(lambda: result(warned(memory.who_knows(key).to_json(), memory)))
 
     @tool(server, title="What a handoff would send", annotations=READ)
     def handoff(sender: Agent, receiver: Agent) -> CallToolResult:
@@ -166,13 +166,13 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     def explain(chain: Chain, key: Key) -> CallToolResult:
         """The source event, its witnesses, supporting and contesting sources, and who told
         whom, for each value the chain holds about the key."""
-        return guard(lambda: result(memory.explain(chain, key).to_json()))
+        return guard(lambda: result(warned(memory.explain(chain, key).to_json(), memory)))
 
     @tool(server, title="Private tells or one announcement", annotations=READ)
     def plan_announcements(key: Key, speaker: Agent) -> CallToolResult:
         """How the speaker should spread its value of the key: private tells to the agents
         who need them against one announcement, both simulated on copies of memory."""
-        return guard(lambda: result(memory.plan_announcements(key, speaker).to_json()))
+        return guard(lambda: result(warned(memory.plan_announcements(key, speaker).to_json(), memory)))
 
     @tool(server, title="Context block for a prompt", annotations=READ)
     def context_for(agent: Agent, other: Agent) -> CallToolResult:
@@ -189,7 +189,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
                       "Maya > Billing believes refund_4411.status at step 2"])]) \
             -> CallToolResult:
         """Answer one .tom question or expectation; an expect says whether it holds."""
-        return guard(lambda: result(memory.ask(question).to_json()), "<ask>")
+        return guard(lambda: result(warned(memory.ask(question).to_json(), memory)), "<ask>")
 
     @tool(server, title="The events so far", annotations=READ)
     def history() -> CallToolResult:

@@ -45,6 +45,7 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
+from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
@@ -62,7 +63,7 @@ from tomc.engine.live import CHANGES, LiveScenario
 from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, queries, recovery
+from tomc.runtime import acl, queries, recovery, search_index
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.graph_view import GraphView
@@ -677,6 +678,29 @@ class Session:
         reading as an agent may ask it for itself (it reads only that agent's mind)."""
         return self._analysis(ast.ContextFor(agent=build.name(agent),
                                              other=build.name(other)))
+
+    @_serialised
+    def search(self, text: str, *, limit: int = DEFAULT_LIMIT) -> SearchResult:
+        """Versions (key, value, source) and events (.tom text) matching `text`, ranked
+        (docs/language.md, "Search"): each hit with its key, value, holder chain, step,
+        time, event and source. A session reading as an agent searches its own mind graph
+        only, through its read-only FalkorDB user (no truth, no events it might not have
+        witnessed)."""
+        if not isinstance(text, str) or isinstance(limit, bool) or not isinstance(limit, int) \
+                or limit < 1:
+            raise TomError([Diagnostic("E143", f"search takes text and a limit of at least 1, "
+                                       f"got {text!r}, {limit!r}", None, build.PATH)])
+        self.refresh()
+        engine = self._live.engine
+        minds = [self.agent] if self.agent is not None else list(self.scenario.agents)
+        if isinstance(engine, FalkorEngine):  # its indexes made by the writer's connection
+            graphs = engine.graphs
+            search_index.ensure(engine.db, [(graphs.mind(a), ("V",)) for a in minds]
+                                + ([(graphs.world, ("V", "Event"))] if self.agent is None
+                                   else []))
+        everything = self.agent is None
+        return search(self._mind_view(), text, minds, truth=everything, events=everything,
+                      limit=limit)
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

@@ -22,6 +22,7 @@ from tomc.compiler.reads import Bindings
 from tomc.compiler.routing import (Chain, Route, communication_routes, observation_routes,
                                    truth_adopts)
 from tomc.compiler.templates import render
+from tomc.search_text import words
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
                               ScenarioModel)
 
@@ -159,7 +160,7 @@ class Compiler:
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
                **context) -> Statement:
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "line": event.line, "witnesses": list(event.witnesses), "minds": [],
+                "words": words(event.text), "line": event.line, "witnesses": list(event.witnesses), "minds": [],
                 "ties": self.scenario.policy.ties}
         return Statement(WORLD, template, render(template, kind=event.kind, **context),
                          {**base, **params}, (event.line, event.text))
@@ -211,12 +212,13 @@ def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optiona
           support: Optional[Sequence[str]] = None) -> FactRow:
     """A fact as the templates take it (resolve.cypher's `f`): `support` lists the sources
     it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
-    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher)."""
+    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher); `words` is what search
+    matches (tomc/search_text.py)."""
     if support is None:
         support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "support": list(support), "authority": authority, "published": published,
-            "valid_from": valid_from}
+            "valid_from": valid_from, "words": words(key, value, source)}
 
 
 # How each event family is lowered (Compiler.event).

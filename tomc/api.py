@@ -499,9 +499,11 @@ class Session:
         if self.agent is not None:
             if query.analysis == "context_for" and query.agents[0] == self.agent:
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
+            if query.analysis == "search":  # its own mind only, as Session.search
+                return analyses.answer(self._mind_view(), query, self.search(query.search))
             raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
-                               "(believes / ask AGENT believes ...) and its context_for are "
-                               "answered")
+                               "(believes / ask AGENT believes ...), its context_for and "
+                               "search are answered")
         return analyses.answer(self.view(), query)
 
     def _question(self, parsed: list, text: str, retry: bool):
@@ -693,12 +695,9 @@ class Session:
         self.refresh()
         engine = self._live.engine
         minds = [self.agent] if self.agent is not None else list(self.scenario.agents)
-        if isinstance(engine, FalkorEngine):  # its indexes made by the writer's connection
-            graphs = engine.graphs
-            search_index.ensure(engine.db, [(graphs.mind(a), ("V",)) for a in minds]
-                                + ([(graphs.world, ("V", "Event"))] if self.agent is None
-                                   else []))
         everything = self.agent is None
+        if isinstance(engine, FalkorEngine) and not everything:  # the agent's user cannot
+            search_index.ensure(engine.db, engine.graphs, minds, world=False)
         return search(self._mind_view(), text, minds, truth=everything, events=everything,
                       limit=limit)
 

@@ -130,6 +130,27 @@ def ask(name: str = typer.Argument(..., help="The memory."),
     raise typer.Exit(EXIT_FAILED if run.failed else EXIT_OK)
 
 
+@app.command("search")
+def search(name: str = typer.Argument(..., help="The memory."),
+           text: str = typer.Argument(..., help="What to look for, in words: 'payments "
+                                                "outage'. Each word also finds longer words "
+                                                "it starts (`pay` finds `payments`)."),
+           limit: int = typer.Option(20, "--limit", min=1, help="Show the best N hits."),
+           as_agent: Optional[str] = AS_OPTION,
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Search keys, values, sources and events' text, ranked: each hit with its key, value,
+    holder chain, step, time and source (docs/language.md, "Search"). With `--as`, only
+    that agent's own mind."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.search(text, limit=limit)
+        if json_output:
+            emit_json({"memory": s.memory, "step": s.step, **found.to_json()})
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("list")
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:

@@ -446,8 +446,14 @@ class ContextFor(Node):
     other: Name
 
 
+class Search(Node):
+    """`search "TEXT"`: versions and events whose words match TEXT, ranked."""
+
+    text: str
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor]
+                 ContextFor, Search]
 
 
 class AskAnalysis(Node):
@@ -485,7 +491,7 @@ class ExpectAnalysis(Node):
     part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
                           "includes",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
-                           "differ", "first"]] = None
+                           "differ", "first", "keys"]] = None
     plan: Optional[Literal["private", "announce"]] = None
     depth: Optional[int] = None
     number: Optional[int] = None

@@ -749,6 +749,8 @@ class _ScenarioChecker:
             case ast.ContextFor(agent=agent, other=other):
                 self._pair(agent, other, analysis, "a context")
                 return {"analysis": "context_for", "agents": (agent.text, other.text)}
+            case ast.Search(text=text):
+                return {"analysis": "search", "search": text}
         raise TypeError(f"not an analysis: {analysis!r}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:

@@ -375,6 +375,8 @@ def _analysis(analysis) -> str:
             return f"plan_announcements {_key(key)} by {_name(speaker)}"
         case ast.ContextFor(agent=agent, other=other):
             return f"context_for {_name(agent)} talking_to {_name(other)}"
+        case ast.Search(text=text):
+            return f"search {_quote(text)}"
     raise TypeError(f"not an analysis: {analysis!r}")
 
 
@@ -390,7 +392,7 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"= {keys}"
         case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
             return f"{expect.part} = {names}"
-        case "includes" | "caveats" | "differ":
+        case "includes" | "caveats" | "differ" | "keys":
             return f"{expect.part} = {keys}"
         case "excludes":
             items = ", ".join(f"{_key(i.key)}: {i.reason}" for i in expect.excluded)

@@ -786,6 +786,9 @@ class _Builder(Transformer):
         agent, other = children
         return ast.ContextFor(agent=agent, other=other, span=_span(meta))
 
+    def search(self, meta, children):
+        return ast.Search(text=_unquote(children[0], self.file_path), span=_span(meta))
+
     def believer_key(self, meta, children):
         chain, key = children
         return ast.BelieverKey(chain=chain, key=key, span=_span(meta))
@@ -862,6 +865,12 @@ class _Builder(Transformer):
     def expect_context_first(self, meta, children):
         analysis, key = children
         return self._expect_analysis(meta, analysis, part="first", keys=[key])
+
+    def expect_search_keys(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="keys", keys=keys)
+
+    expect_search_first = expect_context_first
 
 
     # procedures and readiness

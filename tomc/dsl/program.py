@@ -236,7 +236,7 @@ class QueryModel:
 
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
-                       "plan_announcements", "context_for"]
+                       "plan_announcements", "context_for", "search"]
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ class AnalysisQuery:
 
     Arguments: `depth` (false_beliefs), `key` (who_knows, explain, plan_announcements),
     `chain` (explain), `agents` (sender and receiver of handoff, the two agents of
-    common_ground and context_for, the speaker of plan_announcements).
+    common_ground and context_for, the speaker of plan_announcements), `search` (search).
     For an expect, `part` names the part of the answer compared (None: the whole answer of
     false_beliefs or common_ground; see docs/language.md) and `expected` holds its items as
     canonical text (`Maya: refund.status`, `refund.status: private`, `Escalation > Shipping`,
@@ -267,6 +267,7 @@ class AnalysisQuery:
     plan: Optional[str] = None
     plan_depth: Optional[int] = None
     expected: tuple[str, ...] = ()
+    search: Optional[str] = None  # the text of `search "TEXT"`
 
 
 @dataclass(frozen=True)

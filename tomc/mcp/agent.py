@@ -23,7 +23,8 @@ from pydantic import Field
 
 from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
+from tomc.mcp.arguments import (Agent, AtStep, Key, On, Procedure, SearchLimit, SearchText,
+                                Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json, held_json, warned
 from tomc.mcp.sdk import MCPServer
@@ -73,6 +74,12 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         the event it came from, its witnesses, sources and rule."""
         return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
                                                     on=on).to_json(), reader)))
+
+    @tool(server, title=f"Search {me}'s memory", annotations=READ)
+    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+        """What I hold (or think others hold) whose key, value or source matches some
+        words, ranked: each hit with key, value, chain, step, time, event and source."""
+        return guard(lambda: result(reader.search(text, limit=limit).to_json()))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)
     def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(

@@ -19,7 +19,7 @@ from pydantic import Field
 from tomc.api import Session
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
-                                Value)
+                                SearchLimit, SearchText, Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, event_json, warned
 from tomc.mcp.sdk import MCPServer
@@ -180,6 +180,13 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         believes, what it thinks the other believes, what to correct first (values quoted,
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
+
+    @tool(server, title="Search the memory", annotations=READ)
+    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+        """Keys, values, sources and events' text matching some words, ranked: each hit
+        with key, value, holder chain, step, time, event and source; `weights` say how
+        hits are scored."""
+        return guard(lambda: result(memory.search(text, limit=limit).to_json()))
 
     @tool(server, title="Ask any question in .tom", annotations=READ)
     def ask(question: Annotated[str, Field(

@@ -17,17 +17,21 @@ from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.dsl.program import ScenarioModel
+from tomc.runtime import search_index
 from tomc.runtime.connection import Database
 from tomc.search_text import index_query
 
 
 class GraphView:
     """A BeliefView (tomc/analysis/view.py) of `graphs` on `db`, as of `step`. Simulations
-    run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py)."""
+    run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py). `indexes`:
+    `db` may write, and makes search's full-text indexes when a search needs them (an
+    agent's read-only user cannot: its session makes them first)."""
 
     def __init__(self, db: Database, graphs: GraphNames, scenario: ScenarioModel, step: int,
-                 simulator: Optional[Callable] = None):
+                 simulator: Optional[Callable] = None, indexes: bool = False):
         self.db = db
+        self.indexes = indexes
         self.graphs = graphs
         self.scenario = scenario
         self.step = step
@@ -62,6 +66,8 @@ class GraphView:
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """Versions matching `terms`, through each graph's full-text index
         (read_search.cypher; the indexes exist: tomc/runtime/search_index.py)."""
+        if self.indexes:
+            search_index.ensure(self.db, self.graphs, minds, truth)
         graphs = [self.graphs.mind(a) for a in minds] + ([self.graphs.world] if truth else [])
         found = []
         for graph in graphs:
@@ -75,6 +81,8 @@ class GraphView:
     def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
         """Events matching `terms`, through the world graph's full-text index
         (read_search_events.cypher)."""
+        if self.indexes:
+            search_index.ensure(self.db, self.graphs, (), True)
         rows = self._rows(self.graphs.world, "read_search_events.cypher",
                           {"query": index_query(terms), "step": self.step})
         return [EventInfo(r["step"], r["kind"], r["text"], r["line"],

@@ -13,8 +13,9 @@ row; creating it twice is an error ("already indexed"), so `db.indexes()` is rea
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Sequence
 
+from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.runtime.connection import Database
 from tomc.search_text import words
@@ -22,11 +23,15 @@ from tomc.search_text import words
 BATCH = 500
 
 
-def ensure(db: Database, graphs: Iterable[tuple[str, tuple[str, ...]]]) -> None:
-    """For each (graph, labels) pair: the full-text index of each label (`V`, `Event`)
-    exists, and every node of the graph has its words. Idempotent; cheap when done."""
+def ensure(db: Database, graphs: GraphNames, minds: Sequence[str], world: bool) -> None:
+    """The full-text indexes of the mind graphs of `minds` (`V`) and, if `world`, of the
+    world graph (`V`: the truth, `Event`) exist, and every node of them has its words.
+    Idempotent; one read per graph when done."""
+    wanted = [(graphs.mind(a), ("V",)) for a in minds]
+    if world:
+        wanted.append((graphs.world, ("V", "Event")))
     stored = set(db.graph_names())
-    for graph, labels in graphs:
+    for graph, labels in wanted:
         if graph not in stored:  # not written yet: nothing to find
             continue
         indexed = {r["label"] for r in db.read(graph, render("read_indexes.cypher"), {})

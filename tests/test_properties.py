@@ -468,3 +468,34 @@ def test_engines_agree_on_found_provenance_cases(db, text):
     chains = [(), *scenario.chains()]
     assert provenance(run.view(steps), chains) == provenance(
         ReferenceView(run_reference(scenario), steps), chains)
+
+
+def search_queries(scenario) -> list[str]:
+    """Queries drawn from the scenario's own words: each key, value and source word whole
+    and by its first two letters, every event text's first word, and all of them at once."""
+    from tomc.search_text import words
+    found = sorted({w for e in scenario.events if getattr(e, "fact", None)
+                    for w in words(e.fact.key, e.fact.value, getattr(e, "source", None))
+                    .split()})
+    return [*found, *sorted({w[:2] for w in found}), " ".join(found),
+            *{words(e.text).split()[0] for e in scenario.events if words(e.text)}]
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(FILES | HANDOFFS)
+def test_engines_agree_on_search(db, file):
+    """Invariant 2 for search (docs/language.md, "Search"): the same hits (chain, key,
+    value, steps, source, support, authority, score) in the same order, and the same
+    events, at every step, although FalkorDB finds them through its full-text index and
+    the reference by scanning every chain."""
+    from tomc.analysis.search import search
+    _, scenario = checked(file)
+    engine = run_scenario(scenario, "falkordb", db)
+    reference = run_scenario(scenario, "reference")
+    queries = search_queries(scenario)
+    for step in sorted({0, len(scenario.events) // 2, len(scenario.events)}):
+        mine, theirs = engine.view(step), reference.view(step)
+        for query in queries:
+            args = (query, scenario.agents, True, True, 1000)
+            assert search(mine, *args).to_json() == search(theirs, *args).to_json(), \
+                (step, query)

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 from tomc.analysis.view import BeliefView, EventInfo, chain_text
 from tomc.beliefs import Chain, Held
-from tomc.search_text import matched, terms as query_terms, words
+from tomc.search_text import matched, shown, terms as query_terms, words
 
 KEY_WEIGHT, VALUE_WEIGHT, SOURCE_WEIGHT = 3, 2, 1
 DEFAULT_LIMIT = 20
@@ -51,7 +51,7 @@ class Hit:
                 "step": self.since, "until": self.until, "current": self.until is None,
                 "time": self.time, "event": self.event, "source": self.source,
                 "support": list(self.support), "authority": self.authority,
-                "score": self.score, "matched": list(self.matched)}
+                "score": self.score, "matched": [shown(t) for t in self.matched]}
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class EventHit:
     def to_json(self) -> dict:
         """{step, kind, text, line, witnesses, time, score, matched}."""
         return {**self.event.to_json(), "time": self.time, "score": self.score,
-                "matched": list(self.matched)}
+                "matched": [shown(t) for t in self.matched]}
 
 
 @dataclass
@@ -92,7 +92,7 @@ class SearchResult:
         """Report lines: each hit with its score, chain, step and source, then events."""
         weights = (f"weights: key {KEY_WEIGHT}, value {VALUE_WEIGHT}, source {SOURCE_WEIGHT}"
                    " per term")
-        out = [f"search {', '.join(self.terms) or '(no terms)'}: {self.total} version(s)"
+        out = [f"search {', '.join(shown(t) for t in self.terms) or '(no terms)'}: {self.total} version(s)"
                f"{f', best {len(self.hits)}' if len(self.hits) < self.total else ''}; "
                + weights]
         for h in self.hits:
@@ -107,7 +107,7 @@ class SearchResult:
 
     def to_json(self) -> dict:
         """{query, terms, step, total, weights, hits: [...], events: [...]}."""
-        return {"query": self.query, "terms": list(self.terms), "step": self.step,
+        return {"query": self.query, "terms": [shown(t) for t in self.terms], "step": self.step,
                 "total": self.total,
                 "weights": {"key": KEY_WEIGHT, "value": VALUE_WEIGHT, "source": SOURCE_WEIGHT},
                 "hits": [h.to_json() for h in self.hits],

@@ -102,3 +102,18 @@ def test_the_tom_form_and_the_cli(db, story):
         in text.stdout and "event step 5" in text.stdout
     bad = tomc("memory", "search", story, "x", "--limit", "0", url=db.url)
     assert bad.returncode == 2
+
+
+def test_describe_names_what_the_reader_may_know_of(db, story):
+    with Session.attach(story, db=db) as supervisor:
+        everything = supervisor.describe().to_json()
+    assert everything["agents"] == ["Maya", "Billing", "Zed"] and everything["step"] == 8
+    assert [(k["key"], k["events"], k["last_step"]) for k in everything["keys"]] == [
+        ("payments_outage.cause", 2, 5), ("payments_outage.secret", 1, 7),
+        ("payments_outage.window", 1, 4), ("refund_4411.status", 1, 3), ("vault.code", 1, 8)]
+    shown = tomc("memory", "describe", story, "--as", "Maya", "--json", url=db.url)
+    assert shown.returncode == 0, shown.stderr
+    mine = json.loads(shown.stdout)
+    assert mine["agent"] == "Maya" and mine["step"] == 8
+    assert {k["key"] for k in mine["keys"]} == {"payments_outage.cause",
+                                                 "payments_outage.window", "refund_4411.status"}

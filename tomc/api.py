@@ -49,6 +49,7 @@ from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
+from tomc.describe import Description, describe
 from tomc.dsl import ast, build
 from tomc.dsl.checker import LiveChecker, check_text
 from tomc.dsl.policies import load_policy
@@ -680,6 +681,14 @@ class Session:
         reading as an agent may ask it for itself (it reads only that agent's mind)."""
         return self._analysis(ast.ContextFor(agent=build.name(agent),
                                              other=build.name(other)))
+
+    @_serialised
+    def describe(self) -> Description:
+        """What this memory has (docs/language.md, "Describe"): agents, rooms, sources with
+        their authority, procedures, the keys written so far (events, last step), policy
+        and depth; reading as an agent, only keys from events it witnessed."""
+        self.refresh()
+        return describe(self.scenario, self.step, self.agent)
 
     @_serialised
     def search(self, text: str, *, limit: int = DEFAULT_LIMIT) -> SearchResult:

@@ -151,6 +151,23 @@ def search(name: str = typer.Argument(..., help="The memory."),
     raise typer.Exit(EXIT_OK)
 
 
+@app.command("describe")
+def describe_(name: str = typer.Argument(..., help="The memory."),
+              as_agent: Optional[str] = AS_OPTION,
+              db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+              json_output: bool = JSON_OPTION) -> None:
+    """What the memory has: agents, rooms, sources with authority, procedures, keys written
+    so far (how many events, last step), policy and depth. With `--as`, only keys from
+    events that agent witnessed."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.describe()
+        if json_output:
+            emit_json(found.to_json())
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("list")
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:

@@ -75,6 +75,12 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
                                                     on=on).to_json(), reader)))
 
+    @tool(server, title=f"What {me} may know of", annotations=READ)
+    def describe() -> CallToolResult:
+        """Agents, rooms, sources with their authority, procedures, and the keys of events
+        I witnessed (how many, last step), policy and depth: the names to ask with."""
+        return guard(lambda: result(reader.describe().to_json()))
+
     @tool(server, title=f"Search {me}'s memory", annotations=READ)
     def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
         """What I hold (or think others hold) whose key, value or source matches some

@@ -181,6 +181,12 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
 
+    @tool(server, title="What this memory has", annotations=READ)
+    def describe() -> CallToolResult:
+        """Agents, rooms, sources with their authority, procedures, the keys written so far
+        (how many events, last step), policy and depth: the names to ask with."""
+        return guard(lambda: result(memory.describe().to_json()))
+
     @tool(server, title="Search the memory", annotations=READ)
     def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
         """Keys, values, sources and events' text matching some words, ranked: each hit

@@ -484,10 +484,12 @@ def search_queries(scenario) -> list[str]:
 @settings(max_examples=max(10, settings.default.max_examples // 4))
 @given(FILES | HANDOFFS)
 def test_engines_agree_on_search(db, file):
-    """Invariant 2 for search (docs/language.md, "Search"): the same hits (chain, key,
+    """Invariant 2 for search and who_knows_best (docs/language.md, "Search"): the same
+    ranking, and the same hits (chain, key,
     value, steps, source, support, authority, score) in the same order, and the same
     events, at every step, although FalkorDB finds them through its full-text index and
     the reference by scanning every chain."""
+    from tomc.analysis.best import who_knows_best
     from tomc.analysis.search import search
     _, scenario = checked(file)
     engine = run_scenario(scenario, "falkordb", db)
@@ -499,3 +501,5 @@ def test_engines_agree_on_search(db, file):
             args = (query, scenario.agents, True, True, 1000)
             assert search(mine, *args).to_json() == search(theirs, *args).to_json(), \
                 (step, query)
+            assert who_knows_best(mine, query).to_json() == \
+                who_knows_best(theirs, query).to_json(), (step, query)

@@ -104,6 +104,16 @@ def test_the_tom_form_and_the_cli(db, story):
     assert bad.returncode == 2
 
 
+def test_who_knows_best_says_a_full_tie_out_loud(db):
+    with Session.open(name="best_tie", engine="reference") as session:
+        session.apply("agents Ananya, Dev\nrooms eng\nAnanya, Dev enter eng\n"
+                      "in eng: kafka.skilled = Dev\nin eng: kafka.expert = Ananya")
+        ranking = session.who_knows_best("kafka")
+    assert [c.agent for c in ranking.ranking] == ["Ananya", "Dev"]
+    assert ranking.ties == ["tie: Ananya and Dev are equal on every count (listed by name)"]
+    assert ranking.items("first") == []
+
+
 def test_describe_names_what_the_reader_may_know_of(db, story):
     with Session.attach(story, db=db) as supervisor:
         everything = supervisor.describe().to_json()

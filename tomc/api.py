@@ -45,6 +45,7 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
+from tomc.analysis.best import Ranking
 from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
@@ -709,6 +710,15 @@ class Session:
             search_index.ensure(engine.db, engine.graphs, minds, world=False)
         return search(self._mind_view(), text, minds, truth=everything, events=everything,
                       limit=limit)
+
+    def who_knows_best(self, topic: str) -> Ranking:
+        """`ask who_knows_best "TOPIC"`: agents ranked by the true values about the topic
+        that name them, their authorship, and what they hold (docs/language.md, "Who knows
+        best"); ties are said in `.ties`."""
+        if not isinstance(topic, str):
+            raise TomError([Diagnostic("E143", f"topic must be text, got {topic!r}", None,
+                                       build.PATH)])
+        return self._analysis(ast.WhoKnowsBest(text=topic))
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

@@ -7,9 +7,9 @@ each query term found counts KEY_WEIGHT when it matches a word of the key, else
 VALUE_WEIGHT in the value, else SOURCE_WEIGHT in the source. Ties go to current versions,
 then newer steps. An event's score is the number of terms its .tom text matches.
 
-A version that a deeper chain stores exactly as the chain above it (same key, value and
-steps: copy-on-write stores it once, the reference once per chain) is shown once, under the
-outermost chain: `Maya` stands for `Maya > Billing` too when they agree.
+A version that a deeper chain holds exactly as the nearest chain above it that holds the key
+(same value and steps: copy-on-write stores it once, the reference once per chain) is shown
+once, under the outer chain: `Maya` stands for `Maya > Billing` too when they agree.
 """
 
 from __future__ import annotations
@@ -140,11 +140,19 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
 
 
 def _outermost(rows: list[Held]) -> list[Held]:
-    """Each version once per chain, and not under a chain whose parent stores the same
-    version (same key, value, since, until)."""
-    seen = {(h.chain, h.key, h.value, h.since, h.until): h for h in rows}
-    return [h for (chain, *version), h in sorted(seen.items(), key=lambda kv: kv[0][:4])
-            if len(chain) < 2 or (chain[:-1], *version) not in seen]
+    """Each version once per chain, and not under a chain whose nearest ancestor with
+    versions of the key found holds the same version (value, since, until). Engines store
+    inherited history differently (FalkorDB once, where a chain starts to own the key; the
+    reference in every chain) and this keeps what differs, alike for both."""
+    found: dict[tuple, dict[tuple, Held]] = {}
+    for h in rows:
+        found.setdefault((h.chain, h.key), {})[(h.value, h.since, h.until)] = h
+    out = []
+    for (chain, key), versions in sorted(found.items()):
+        above = next((found[(chain[:i], key)] for i in range(len(chain) - 1, 0, -1)
+                      if (chain[:i], key) in found), {})
+        out += [h for version, h in versions.items() if version not in above]
+    return out
 
 
 def _hit(h: Held, found_terms: tuple[str, ...], at: dict) -> Hit:

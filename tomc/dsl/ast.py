@@ -452,8 +452,14 @@ class Search(Node):
     text: str
 
 
+class WhoKnowsBest(Node):
+    """`who_knows_best "TOPIC"`: agents ranked by what the memory holds about them and TOPIC."""
+
+    text: str
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor, Search]
+                 ContextFor, Search, WhoKnowsBest]
 
 
 class AskAnalysis(Node):

@@ -751,6 +751,8 @@ class _ScenarioChecker:
                 return {"analysis": "context_for", "agents": (agent.text, other.text)}
             case ast.Search(text=text):
                 return {"analysis": "search", "search": text}
+            case ast.WhoKnowsBest(text=text):
+                return {"analysis": "who_knows_best", "search": text}
         raise TypeError(f"not an analysis: {analysis!r}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:

@@ -377,6 +377,8 @@ def _analysis(analysis) -> str:
             return f"context_for {_name(agent)} talking_to {_name(other)}"
         case ast.Search(text=text):
             return f"search {_quote(text)}"
+        case ast.WhoKnowsBest(text=text):
+            return f"who_knows_best {_quote(text)}"
     raise TypeError(f"not an analysis: {analysis!r}")
 
 
@@ -405,6 +407,8 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"best = {expect.plan}"
         case "left":
             return f"{expect.plan} depth {expect.depth} = {expect.number}"
+        case "first" if isinstance(expect.analysis, ast.WhoKnowsBest):
+            return f"first = {names}"
         case "first":
             return f"first = {_key(expect.keys[0])}"
     raise TypeError(f"not an analysis expectation: {expect!r}")

@@ -789,6 +789,13 @@ class _Builder(Transformer):
     def search(self, meta, children):
         return ast.Search(text=_unquote(children[0], self.file_path), span=_span(meta))
 
+    def who_knows_best(self, meta, children):
+        return ast.WhoKnowsBest(text=_unquote(children[0], self.file_path), span=_span(meta))
+
+    def expect_best_first(self, meta, children):
+        analysis, names = children
+        return self._expect_analysis(meta, analysis, part="first", names=names)
+
     def believer_key(self, meta, children):
         chain, key = children
         return ast.BelieverKey(chain=chain, key=key, span=_span(meta))

@@ -236,7 +236,7 @@ class QueryModel:
 
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
-                       "plan_announcements", "context_for", "search"]
+                       "plan_announcements", "context_for", "search", "who_knows_best"]
 
 
 @dataclass(frozen=True)
@@ -267,7 +267,7 @@ class AnalysisQuery:
     plan: Optional[str] = None
     plan_depth: Optional[int] = None
     expected: tuple[str, ...] = ()
-    search: Optional[str] = None  # the text of `search "TEXT"`
+    search: Optional[str] = None  # the text of `search "TEXT"`, `who_knows_best "TOPIC"`
 
 
 @dataclass(frozen=True)

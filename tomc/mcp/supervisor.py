@@ -181,6 +181,13 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
 
+    @tool(server, title="Who knows a topic best", annotations=READ)
+    def who_knows_best(topic: SearchText) -> CallToolResult:
+        """Agents ranked for a topic: true values naming them, documents they authored,
+        what they hold (weighted by authority), how recently; says which count broke each
+        tie, and when agents tie on every count."""
+        return guard(lambda: result(memory.who_knows_best(topic).to_json()))
+
     @tool(server, title="What this memory has", annotations=READ)
     def describe() -> CallToolResult:
         """Agents, rooms, sources with their authority, procedures, the keys written so far

@@ -38,9 +38,9 @@ SUPERVISOR_TOOLS = {"record", "enter", "exit", "set", "tell", "say", "announce",
                     "believes", "false_beliefs", "who_knows", "handoff", "handoff_write",
                     "common_ground", "explain", "plan_announcements", "context_for", "ask",
                     "history", "check", "ready", "extract", "search", "describe",
-                    "who_knows_best"}
+                    "who_knows_best", "open_tasks"}
 AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_for", "tell",
-               "say", "can_i_run", "search", "describe"}
+               "say", "can_i_run", "search", "describe", "open_tasks"}
 # The suite runs on the SDK's v2 and v1 (tomc/mcp/sdk.py): the client's read timeout is
 # seconds in v2, a timedelta in v1; results are read by their wire names (`wire`).
 TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)

@@ -484,12 +484,13 @@ def search_queries(scenario) -> list[str]:
 @settings(max_examples=max(10, settings.default.max_examples // 4))
 @given(FILES | HANDOFFS)
 def test_engines_agree_on_search(db, file):
-    """Invariant 2 for search and who_knows_best (docs/language.md, "Search"): the same
+    """Invariant 2 for search, who_knows_best and open_tasks (docs/language.md): the same
     ranking, and the same hits (chain, key,
     value, steps, source, support, authority, score) in the same order, and the same
     events, at every step, although FalkorDB finds them through its full-text index and
     the reference by scanning every chain."""
     from tomc.analysis.best import who_knows_best
+    from tomc.analysis.tasks import open_tasks
     from tomc.analysis.search import search
     _, scenario = checked(file)
     engine = run_scenario(scenario, "falkordb", db)
@@ -503,3 +504,5 @@ def test_engines_agree_on_search(db, file):
                 (step, query)
             assert who_knows_best(mine, query).to_json() == \
                 who_knows_best(theirs, query).to_json(), (step, query)
+        for chain in [(), *((a,) for a in scenario.agents)]:
+            assert open_tasks(mine, chain).to_json() == open_tasks(theirs, chain).to_json()

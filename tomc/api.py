@@ -46,6 +46,7 @@ from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
 from tomc.analysis.best import Ranking
+from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
 from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
@@ -501,6 +502,8 @@ class Session:
         if self.agent is not None:
             if query.analysis == "context_for" and query.agents[0] == self.agent:
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
+            if query.analysis == "open_tasks" and query.chain[:1] == (self.agent,):
+                return analyses.answer(self._mind_view(), query)  # reads only its mind graph
             if query.analysis == "search":  # its own mind only, as Session.search
                 return analyses.answer(self._mind_view(), query, self.search(query.search))
             raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
@@ -719,6 +722,14 @@ class Session:
             raise TomError([Diagnostic("E143", f"topic must be text, got {topic!r}", None,
                                        build.PATH)])
         return self._analysis(ast.WhoKnowsBest(text=topic))
+
+    @_bad_input
+    def open_tasks(self, chain: Union[str, Sequence[str], None] = None) -> OpenTasksAnswer:
+        """`ask open_tasks [for CHAIN]`: the tasks the truth (or `chain`) believes open,
+        each claimed or not, with findings (docs/language.md, "Open tasks"). A session
+        reading as an agent asks for chains that start with it."""
+        names = build.names(chain) if chain is not None else []
+        return self._analysis(ast.OpenTasks(chain=names))
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

@@ -17,13 +17,14 @@ from tomc.analysis.explain import Explanation, explain
 from tomc.analysis.false_beliefs import FalseBeliefs, false_beliefs
 from tomc.analysis.handoff import HandoffReceipt, handoff
 from tomc.analysis.best import Ranking, who_knows_best
+from tomc.analysis.tasks import OpenTasks, open_tasks
 from tomc.analysis.search import SearchResult, search
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows, who_knows
 from tomc.dsl.program import AnalysisQuery
 
 Result = Union[FalseBeliefs, WhoKnows, HandoffReceipt, CommonGround, Explanation,
-               AnnouncementPlan, Context, SearchResult, Ranking]
+               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks]
 
 
 def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
@@ -43,6 +44,8 @@ def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
             return plan_announcements(view, query.key, query.agents[0])
         case "context_for":
             return context_for(view, *query.agents)
+        case "open_tasks":
+            return open_tasks(view, query.chain)
         case "who_knows_best":
             return who_knows_best(view, query.search)
         case "search":  # every mind, the truth and the events (an agent: Session.ask)

@@ -458,8 +458,15 @@ class WhoKnowsBest(Node):
     text: str
 
 
+class OpenTasks(Node):
+    """`open_tasks [for CHAIN]`: tasks (subjects with a status not done) the truth or the
+    chain believes open, claimed or not, with findings."""
+
+    chain: list[Name] = []
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor, Search, WhoKnowsBest]
+                 ContextFor, Search, WhoKnowsBest, OpenTasks]
 
 
 class AskAnalysis(Node):
@@ -497,7 +504,7 @@ class ExpectAnalysis(Node):
     part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
                           "includes",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
-                           "differ", "first", "keys"]] = None
+                           "differ", "first", "keys", "open", "unclaimed"]] = None
     plan: Optional[Literal["private", "announce"]] = None
     depth: Optional[int] = None
     number: Optional[int] = None

@@ -753,6 +753,8 @@ class _ScenarioChecker:
                 return {"analysis": "search", "search": text}
             case ast.WhoKnowsBest(text=text):
                 return {"analysis": "who_knows_best", "search": text}
+            case ast.OpenTasks():
+                return {"analysis": "open_tasks", "chain": self._chain(analysis)}
         raise TypeError(f"not an analysis: {analysis!r}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:
@@ -785,6 +787,8 @@ class _ScenarioChecker:
                                "a who-told-whom path reaches each agent once")
                 seen.add(name.text)
             expected.append(" > ".join(n.text for n in stmt.names))
+        elif stmt.part in ("open", "unclaimed"):  # task subjects, not agents
+            expected += [n.text for n in stmt.names]
         else:
             expected += [n.text for n in stmt.names if self.agent(n)]
         if stmt.part == "from_step" and stmt.number > len(self.events):

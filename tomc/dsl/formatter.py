@@ -379,6 +379,8 @@ def _analysis(analysis) -> str:
             return f"search {_quote(text)}"
         case ast.WhoKnowsBest(text=text):
             return f"who_knows_best {_quote(text)}"
+        case ast.OpenTasks(chain=chain):
+            return "open_tasks" + (f" for {_chain(chain)}" if chain else "")
     raise TypeError(f"not an analysis: {analysis!r}")
 
 
@@ -392,7 +394,8 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"= {{{items}}}"
         case None:
             return f"= {keys}"
-        case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
+        case ("up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells"
+              | "open" | "unclaimed"):
             return f"{expect.part} = {names}"
         case "includes" | "caveats" | "differ" | "keys":
             return f"{expect.part} = {keys}"

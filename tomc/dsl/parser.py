@@ -796,6 +796,13 @@ class _Builder(Transformer):
         analysis, names = children
         return self._expect_analysis(meta, analysis, part="first", names=names)
 
+    def open_tasks(self, meta, children):
+        return ast.OpenTasks(chain=children[0] if children else [], span=_span(meta))
+
+    def expect_open_tasks(self, meta, children):
+        analysis, part, names = children
+        return self._expect_analysis(meta, analysis, part=part, names=names)
+
     def believer_key(self, meta, children):
         chain, key = children
         return ast.BelieverKey(chain=chain, key=key, span=_span(meta))
@@ -819,7 +826,7 @@ class _Builder(Transformer):
     def who_group(self, meta, children):
         return str(children[0])
 
-    receipt_part = reason = plan = who_group
+    receipt_part = reason = plan = task_part = who_group
 
     def _expect_analysis(self, meta, analysis, **fields):
         return ast.ExpectAnalysis(analysis=analysis, span=_span(meta), **fields)

@@ -236,7 +236,8 @@ class QueryModel:
 
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
-                       "plan_announcements", "context_for", "search", "who_knows_best"]
+                       "plan_announcements", "context_for", "search", "who_knows_best",
+                       "open_tasks"]
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,12 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
                                                     on=on).to_json(), reader)))
 
+    @tool(server, title=f"Open tasks {me} knows of", annotations=READ)
+    def open_tasks() -> CallToolResult:
+        """The tasks I believe open (subjects with a `status` not done), claimed (by whom)
+        or unclaimed, with their findings: what I could take."""
+        return guard(lambda: result(reader.open_tasks(me).to_json()))
+
     @tool(server, title=f"What {me} may know of", annotations=READ)
     def describe() -> CallToolResult:
         """Agents, rooms, sources with their authority, procedures, and the keys of events

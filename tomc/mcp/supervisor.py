@@ -181,6 +181,14 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
 
+    @tool(server, title="Open tasks on the blackboard", annotations=READ)
+    def open_tasks(chain: Annotated[Optional[Chain], Field(
+            description="Whose beliefs: an agent or a chain (omit for the truth).",
+            examples=["Dev", ["Dev", "Priya"]])] = None) -> CallToolResult:
+        """Tasks (subjects with a `status` not done) believed open, each claimed (by whom)
+        or unclaimed, with their findings."""
+        return guard(lambda: result(memory.open_tasks(chain).to_json()))
+
     @tool(server, title="Who knows a topic best", annotations=READ)
     def who_knows_best(topic: SearchText) -> CallToolResult:
         """Agents ranked for a topic: true values naming them, documents they authored,

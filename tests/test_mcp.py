@@ -280,14 +280,16 @@ def test_an_agent_server_reads_only_its_mind_and_speaks_only_as_itself(db):
             found = await call(maya, "search", text="refund rejected OR @words:*")
             misspelt = await call(maya, "what_do_i_think", key="refund.staus")
             described = await call(maya, "describe")
+            tasks = await call(maya, "open_tasks")
             resource = json.loads((await maya.read_resource("tomc://describe")).contents[0].text)
             return (tools, mine, modelled, think, other_mind, other_model, misinformed,
                     context, as_other, told_as_other, supervisor_tool, said, found, misspelt,
-                    described, resource)
+                    described, resource, tasks)
 
     (tools, mine, modelled, think, other_mind, other_model, misinformed, context, as_other,
-     told_as_other, supervisor_tool, said, found, misspelt, described,
-     resource) = anyio.run(scenario)
+     told_as_other, supervisor_tool, said, found, misspelt, described, resource,
+     tasks) = anyio.run(scenario)
+    assert tasks["chain"] == ["Maya"] and tasks["tasks"] == []
     # Finance alone saw `refund.status` set: Maya's description names the keys of what she
     # witnessed (refund.status said in chat, refund.eta she said), never Finance's event
     assert [(k["key"], k["events"]) for k in described["keys"]] == [

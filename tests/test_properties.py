@@ -489,6 +489,7 @@ def test_engines_agree_on_search(db, file):
     value, steps, source, support, authority, score) in the same order, and the same
     events, at every step, although FalkorDB finds them through its full-text index and
     the reference by scanning every chain."""
+    from tomc.analysis.about import about
     from tomc.analysis.best import who_knows_best
     from tomc.analysis.tasks import open_tasks
     from tomc.analysis.search import search
@@ -504,5 +505,9 @@ def test_engines_agree_on_search(db, file):
                 (step, query)
             assert who_knows_best(mine, query).to_json() == \
                 who_knows_best(theirs, query).to_json(), (step, query)
+        subjects = {q.split()[0] for q in queries if q}
         for chain in [(), *((a,) for a in scenario.agents)]:
             assert open_tasks(mine, chain).to_json() == open_tasks(theirs, chain).to_json()
+            for subject in sorted(subjects)[:3]:
+                assert about(mine, subject, chain, 2).to_json() == \
+                    about(theirs, subject, chain, 2).to_json()

@@ -45,6 +45,7 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
+from tomc.analysis.about import About as AboutAnswer
 from tomc.analysis.best import Ranking
 from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
 from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
@@ -502,7 +503,7 @@ class Session:
         if self.agent is not None:
             if query.analysis == "context_for" and query.agents[0] == self.agent:
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
-            if query.analysis == "open_tasks" and query.chain[:1] == (self.agent,):
+            if query.analysis in ("open_tasks", "about") and query.chain[:1] == (self.agent,):
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
             if query.analysis == "search":  # its own mind only, as Session.search
                 return analyses.answer(self._mind_view(), query, self.search(query.search))
@@ -730,6 +731,16 @@ class Session:
         reading as an agent asks for chains that start with it."""
         names = build.names(chain) if chain is not None else []
         return self._analysis(ast.OpenTasks(chain=names))
+
+    @_bad_input
+    def about(self, subject: str, *, for_: Union[str, Sequence[str], None] = None,
+              within: int = 2) -> AboutAnswer:
+        """`ask about SUBJECT [for CHAIN] within N`: the facts held within N links
+        (values `"@NAME"`) of a subject, each with its path, source and step (docs/
+        language.md, "Links")."""
+        chain = build.names(for_) if for_ is not None else []
+        return self._analysis(ast.About(subject=build.name(subject, "subject"), chain=chain,
+                                        within=within))
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

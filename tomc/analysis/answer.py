@@ -16,6 +16,7 @@ from tomc.analysis.context import Context, context_for
 from tomc.analysis.explain import Explanation, explain
 from tomc.analysis.false_beliefs import FalseBeliefs, false_beliefs
 from tomc.analysis.handoff import HandoffReceipt, handoff
+from tomc.analysis.about import About, about
 from tomc.analysis.best import Ranking, who_knows_best
 from tomc.analysis.tasks import OpenTasks, open_tasks
 from tomc.analysis.search import SearchResult, search
@@ -24,7 +25,7 @@ from tomc.analysis.who_knows import WhoKnows, who_knows
 from tomc.dsl.program import AnalysisQuery
 
 Result = Union[FalseBeliefs, WhoKnows, HandoffReceipt, CommonGround, Explanation,
-               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks]
+               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks, About]
 
 
 def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
@@ -44,6 +45,8 @@ def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
             return plan_announcements(view, query.key, query.agents[0])
         case "context_for":
             return context_for(view, *query.agents)
+        case "about":
+            return about(view, query.search, query.chain, query.depth)
         case "open_tasks":
             return open_tasks(view, query.chain)
         case "who_knows_best":

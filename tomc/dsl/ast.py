@@ -465,8 +465,16 @@ class OpenTasks(Node):
     chain: list[Name] = []
 
 
+class About(Node):
+    """`about SUBJECT [for CHAIN] [within N]`: what is held within N links of SUBJECT."""
+
+    subject: Name
+    chain: list[Name] = []
+    within: Optional[int] = None
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor, Search, WhoKnowsBest, OpenTasks]
+                 ContextFor, Search, WhoKnowsBest, OpenTasks, About]
 
 
 class AskAnalysis(Node):

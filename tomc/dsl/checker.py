@@ -20,7 +20,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
                                perspective_count, procedure_model, resolve)
-from tomc.dsl.program import (MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
+from tomc.dsl.program import (DEFAULT_HOPS, MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
                               Observation, PolicyModel, Presence, Procedure, QueryModel, Quiet,
                               ReadyQuery, ScenarioModel)
 
@@ -753,6 +753,10 @@ class _ScenarioChecker:
                 return {"analysis": "search", "search": text}
             case ast.WhoKnowsBest(text=text):
                 return {"analysis": "who_knows_best", "search": text}
+            case ast.About(subject=subject, within=within):
+                return {"analysis": "about", "chain": self._chain(analysis),
+                        "search": subject.text,
+                        "depth": DEFAULT_HOPS if within is None else within}
             case ast.OpenTasks():
                 return {"analysis": "open_tasks", "chain": self._chain(analysis)}
         raise TypeError(f"not an analysis: {analysis!r}")

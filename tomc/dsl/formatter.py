@@ -379,6 +379,9 @@ def _analysis(analysis) -> str:
             return f"search {_quote(text)}"
         case ast.WhoKnowsBest(text=text):
             return f"who_knows_best {_quote(text)}"
+        case ast.About(subject=subject, chain=chain, within=within):
+            return (f"about {_name(subject)}" + (f" for {_chain(chain)}" if chain else "")
+                    + (f" within {within}" if within is not None else ""))
         case ast.OpenTasks(chain=chain):
             return "open_tasks" + (f" for {_chain(chain)}" if chain else "")
     raise TypeError(f"not an analysis: {analysis!r}")

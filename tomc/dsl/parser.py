@@ -803,6 +803,16 @@ class _Builder(Transformer):
         analysis, part, names = children
         return self._expect_analysis(meta, analysis, part=part, names=names)
 
+    def about(self, meta, children):
+        subject, rest = children[0], children[1:]
+        chain = next((c for c in rest if isinstance(c, list)), [])
+        within = next((int(c) for c in rest if not isinstance(c, list)), None)
+        return ast.About(subject=subject, chain=chain, within=within, span=_span(meta))
+
+    def expect_about_keys(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="keys", keys=keys)
+
     def believer_key(self, meta, children):
         chain, key = children
         return ast.BelieverKey(chain=chain, key=key, span=_span(meta))

@@ -84,6 +84,9 @@ class PolicyModel:
         return self.cardinality.get(key, "one") == "many"
 
 
+# How many links `about SUBJECT` follows when `within N` is left out.
+DEFAULT_HOPS = 2
+
 # How a contested ending is shown among a belief's rivals (`contested by`): an ending has
 # no value of its own. resolve_ended.cypher writes the same text.
 ENDED = "(ended)"
@@ -237,7 +240,7 @@ class QueryModel:
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
                        "plan_announcements", "context_for", "search", "who_knows_best",
-                       "open_tasks"]
+                       "open_tasks", "about"]
 
 
 @dataclass(frozen=True)

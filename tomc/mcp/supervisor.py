@@ -181,6 +181,18 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
 
+    @tool(server, title="Everything linked to a subject", annotations=READ)
+    def about(subject: Annotated[str, Field(description="A subject: the part of a key before "
+                                            "its predicate.", examples=["helios_pause"])],
+              chain: Annotated[Optional[Chain], Field(
+                  description="Whose beliefs (omit for the truth).", examples=["Lena"])] = None,
+              within: Annotated[int, Field(description="How many links to follow.", ge=0,
+                                           le=10, examples=[2])] = 2) -> CallToolResult:
+        """The facts about a subject and those within N links (values "@NAME" name another
+        subject), each with its path from the subject, source and step."""
+        return guard(lambda: result(memory.about(subject, for_=chain, within=within)
+                                    .to_json()))
+
     @tool(server, title="Open tasks on the blackboard", annotations=READ)
     def open_tasks(chain: Annotated[Optional[Chain], Field(
             description="Whose beliefs: an agent or a chain (omit for the truth).",

@@ -26,7 +26,8 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (Agent, AtStep, Key, On, Procedure, SearchLimit, SearchText,
                                 Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json, held_json, warned
+from tomc.mcp.results import Guard, answer, warned
+from tomc.wire import event_json, held_json
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
+import warnings
 from datetime import datetime, timezone
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -43,9 +45,14 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
+from tomc.analysis.about import About as AboutAnswer
+from tomc.analysis.best import Ranking
+from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
+from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
+from tomc.describe import Description, describe
 from tomc.dsl import ast, build
 from tomc.dsl.checker import LiveChecker, check_text
 from tomc.dsl.policies import load_policy
@@ -60,12 +67,13 @@ from tomc.engine.live import CHANGES, LiveScenario
 from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, queries, recovery
+from tomc.runtime import acl, queries, recovery, search_index
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.graph_view import GraphView
 
-__all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+__all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
+           "DatabaseUnavailable"]
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -121,6 +129,12 @@ class TomError(ValueError):
         self.text = text
 
 
+class TomWarning(UserWarning):
+    """A question that is valid but most likely not what was meant (W180: a key no event
+    has written); its message is the rendered diagnostic. `Session.strict` raises TomError
+    instead."""
+
+
 class Session:
     """A scenario held live, on FalkorDB or the reference interpreter.
 
@@ -131,6 +145,11 @@ class Session:
 
     def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
                  agent: Optional[str] = None, agent_db: Optional[Database] = None):
+        # `strict`: a warning about a question (W180, a key no event wrote) raises TomError
+        # instead (default: $TOMC_STRICT set to 1/true/yes, as the CLI's --strict).
+        self.strict = os.environ.get("TOMC_STRICT", "").lower() in ("1", "true", "yes")
+        # The warnings of the last question answered (also issued as TomWarning).
+        self.warnings: list[Diagnostic] = []
         self._live = live
         self._stack = stack
         self._lock = threading.RLock()
@@ -326,7 +345,8 @@ class Session:
     @_serialised
     def check(self, statements: Statements) -> list[Diagnostic]:
         """The diagnostics of `statements` (events, declarations or questions) after the
-        scenario so far, without applying anything: [] when they are valid."""
+        scenario so far, without applying anything: [] when they are valid, else errors,
+        or only warnings (W180) when they are valid but most likely misspelt."""
         try:
             text, parsed = _statements(statements, "<check>")
         except TomError as err:
@@ -348,13 +368,13 @@ class Session:
         mark = checker.mark()
         try:
             checker.add(parsed, (*CHANGES, *QUESTIONS), text, "<check>")
+            return self._visible_warnings()
         except DiagnosticError as err:
             return err.diagnostics
         except ValueError as err:
             return [Diagnostic("E144", str(err), None, "<check>")]
         finally:
             checker.reset(mark)
-        return []
 
     @_serialised
     def check_each(self, statements: Sequence[ast.Node],
@@ -502,14 +522,19 @@ class Session:
         if self.agent is not None:
             if query.analysis == "context_for" and query.agents[0] == self.agent:
                 return analyses.answer(self._mind_view(), query)  # reads only its mind graph
+            if query.analysis in ("open_tasks", "about") and query.chain[:1] == (self.agent,):
+                return analyses.answer(self._mind_view(), query)  # reads only its mind graph
+            if query.analysis == "search":  # its own mind only, as Session.search
+                return analyses.answer(self._mind_view(), query, self.search(query.search))
             raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
-                               "(believes / ask AGENT believes ...) and its context_for are "
-                               "answered")
+                               "(believes / ask AGENT believes ...), its context_for and "
+                               "search are answered")
         return analyses.answer(self.view(), query)
 
     def _question(self, parsed: list, text: str, retry: bool):
         """The checked question; with `retry`, one that does not check is checked again
-        after taking in other writers' changes (it may name an agent they declared)."""
+        after taking in other writers' changes (it may name an agent they declared). Its
+        warnings go to `self.warnings` and are issued as TomWarning (TomError if strict)."""
         try:
             _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
         except DiagnosticError as err:
@@ -517,7 +542,20 @@ class Session:
                 self.refresh()
                 return self._question(parsed, text, retry=False)
             raise TomError(err.diagnostics, text) from None
+        self.warnings = [dataclasses.replace(d, source=text) for d in self._visible_warnings()]
+        if self.warnings and self.strict:
+            raise TomError([dataclasses.replace(d, severity="error") for d in self.warnings],
+                           text)
+        for warning in self.warnings:
+            warnings.warn(TomWarning(warning.render(None)), stacklevel=4)
         return found[0]
+
+    def _visible_warnings(self) -> list[Diagnostic]:
+        """The last checked question's warnings; for a session reading as an agent,
+        computed from the events it witnessed only (the closest keys must not name a key
+        only another mind heard of)."""
+        checker = self._live.checker
+        return checker.warnings if self.agent is None else checker.warnings_for(self.agent)
 
     def _belief(self, query: QueryModel) -> Answer:
         if self.agent is None:
@@ -682,6 +720,61 @@ class Session:
         reading as an agent may ask it for itself (it reads only that agent's mind)."""
         return self._analysis(ast.ContextFor(agent=build.name(agent),
                                              other=build.name(other)))
+
+    @_serialised
+    def describe(self) -> Description:
+        """What this memory has (docs/language.md, "Describe"): agents, rooms, sources with
+        their authority, procedures, the keys written so far (events, last step), policy
+        and depth; reading as an agent, only keys from events it witnessed."""
+        self.refresh()
+        return describe(self.scenario, self.step, self.agent)
+
+    @_serialised
+    def search(self, text: str, *, limit: int = DEFAULT_LIMIT) -> SearchResult:
+        """Versions (key, value, source) and events (.tom text) matching `text`, ranked
+        (docs/language.md, "Search"): each hit with its key, value, holder chain, step,
+        time, event and source. A session reading as an agent searches its own mind graph
+        only, through its read-only FalkorDB user (no truth, no events it might not have
+        witnessed)."""
+        if not isinstance(text, str) or isinstance(limit, bool) or not isinstance(limit, int) \
+                or limit < 1:
+            raise TomError([Diagnostic("E143", f"search takes text and a limit of at least 1, "
+                                       f"got {text!r}, {limit!r}", None, build.PATH)])
+        self.refresh()
+        engine = self._live.engine
+        minds = [self.agent] if self.agent is not None else list(self.scenario.agents)
+        everything = self.agent is None
+        if isinstance(engine, FalkorEngine) and not everything:  # the agent's user cannot
+            search_index.ensure(engine.db, engine.graphs, minds, world=False)
+        return search(self._mind_view(), text, minds, truth=everything, events=everything,
+                      limit=limit)
+
+    def who_knows_best(self, topic: str) -> Ranking:
+        """`ask who_knows_best "TOPIC"`: agents ranked by the true values about the topic
+        that name them, their authorship, and what they hold (docs/language.md, "Who knows
+        best"); ties are said in `.ties`."""
+        if not isinstance(topic, str):
+            raise TomError([Diagnostic("E143", f"topic must be text, got {topic!r}", None,
+                                       build.PATH)])
+        return self._analysis(ast.WhoKnowsBest(text=topic))
+
+    @_bad_input
+    def open_tasks(self, chain: Union[str, Sequence[str], None] = None) -> OpenTasksAnswer:
+        """`ask open_tasks [for CHAIN]`: the tasks the truth (or `chain`) believes open,
+        each claimed or not, with findings (docs/language.md, "Open tasks"). A session
+        reading as an agent asks for chains that start with it."""
+        names = build.names(chain) if chain is not None else []
+        return self._analysis(ast.OpenTasks(chain=names))
+
+    @_bad_input
+    def about(self, subject: str, *, for_: Union[str, Sequence[str], None] = None,
+              within: int = 2) -> AboutAnswer:
+        """`ask about SUBJECT [for CHAIN] within N`: the facts held within N links
+        (values `"@NAME"`) of a subject, each with its path, source and step (docs/
+        language.md, "Links")."""
+        chain = build.names(for_) if for_ is not None else []
+        return self._analysis(ast.About(subject=build.name(subject, "subject"), chain=chain,
+                                        within=within))
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from enum import Enum
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ import typer
 from tomc.cli.formats import emit, from_diagnostic
 from tomc.cli.terminal import RunProgress
 from tomc.dsl.checker import CheckResult, check_file
+from tomc.dsl.diagnostics import Diagnostic
 from tomc.dsl.program import ScenarioModel
 from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
@@ -41,6 +43,11 @@ KEEP_OPTION = typer.Option(False, "--keep-graphs",
                                 "any size runs in bounded server memory.")
 
 
+STRICT_OPTION = typer.Option(False, "--strict", envvar="TOMC_STRICT",
+                             help="Warnings are errors (exit 2): for CI, where a question about "
+                                  "a key no event wrote (W180) is a misspelling to fix.")
+
+
 class EngineChoice(str, Enum):
     """The engines a run may use (tomc/runner.py)."""
 
@@ -53,9 +60,16 @@ ENGINE_OPTION = typer.Option(
     help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
 
 
-def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
-    """Check every file; print diagnostics to stderr (unless JSON output is wanted)."""
+def check_all(files: list[Path], quiet_json: bool = False,
+              strict: bool = False) -> list[CheckResult]:
+    """Check every file; print diagnostics to stderr (unless JSON output is wanted). With
+    `strict`, warnings count as errors (the file is not run)."""
     results = [check_file(f) for f in files]
+    if strict:
+        for result in results:
+            result.diagnostics = [strictly(d) for d in result.diagnostics]
+            if not result.ok:
+                result.scenarios = []
     if not quiet_json:
         for result in results:
             for diagnostic in result.diagnostics:
@@ -63,6 +77,11 @@ def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
             if result.suppressed:
                 typer.echo(f"{result.path}: {result.suppressed} more errors not shown", err=True)
     return results
+
+
+def strictly(diagnostic: Diagnostic) -> Diagnostic:
+    """`diagnostic`, a warning turned error (`--strict`, TOMC_STRICT)."""
+    return dataclasses.replace(diagnostic, severity="error")
 
 
 def diagnostics_json(results: list[CheckResult]) -> list[dict]:
@@ -148,14 +167,15 @@ def expand(paths: list[Path]) -> list[Path]:
 def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: Optional[str],
               data: Optional[Path], output: Optional[str] = None,
               select: Optional[Callable[[ScenarioModel], bool]] = None,
-              keep: bool = False) -> list[ScenarioRun]:
+              keep: bool = False, strict: bool = False) -> list[ScenarioRun]:
     """Check every file, then run every scenario (those `select` keeps) on `engine`; exits 2
     on bad input (with the diagnostics, as JSON or in `output`'s format when asked) and 3
     when FalkorDB is unavailable (at the .tom line of the statement that failed, if one
-    did). Each scenario's graphs are dropped once it is answered unless `keep`. On a
-    terminal, a run over a second shows a progress bar."""
+    did). Each scenario's graphs are dropped once it is answered unless `keep`; with
+    `strict`, warnings are errors. On a terminal, a run over a second shows a progress
+    bar."""
     output = "json" if json_output else (output or "text")
-    results = check_all(expand(files), quiet_json=output != "text")
+    results = check_all(expand(files), quiet_json=output != "text", strict=strict)
     if not all(r.ok for r in results):
         if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})

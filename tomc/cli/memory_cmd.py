@@ -9,16 +9,17 @@ unavailable), plus 4 when an agent (`--as`) asks about another mind or tries to 
 from __future__ import annotations
 
 import sys
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
 
-from tomc.api import Session, TomError, check_new_memory
+from tomc.api import Session, TomError, TomWarning, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, STALE_OPTION, WAIT_OPTION, database,
-                             emit_json, fail, with_options)
+                             JSON_OPTION, STALE_OPTION, STRICT_OPTION, WAIT_OPTION,
+                             database, emit_json, fail, with_options)
 from tomc.cli.report import render_run
 from tomc.review.html import render_page, report_data
 from tomc.engine import memory
@@ -110,19 +111,68 @@ def ask(name: str = typer.Argument(..., help="The memory."),
         as_agent: Optional[str] = AS_OPTION,
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
         stale_reads: bool = STALE_OPTION,
-        json_output: bool = JSON_OPTION) -> None:
-    """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
-    1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
+        json_output: bool = JSON_OPTION, strict: bool = STRICT_OPTION) -> None:
+    """Answer questions from the memory as it is now, as `tomc run` prints them. A question
+    about a key no event wrote gets a warning (W180) on stderr, an error with `--strict`.
+    Exit 0, or 1 when an `expect` does not hold, 2 on bad input, 4 when `--as` asks about
+    another mind."""
     db = with_options(db, 0, stale_reads)
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
-        answers = [s.ask(q) for q in questions]
+        s.strict = s.strict or strict
+        answers, found = [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TomWarning)  # printed below, as diagnostics
+            for question in questions:
+                answers.append(s.ask(question))
+                found += s.warnings
+                for warning in s.warnings:
+                    typer.echo(warning.render(None), err=True)
         run = ScenarioRun(s.scenario, answers)
         if json_output:
             emit_json({"memory": s.memory, "step": s.step,
-                       "answers": [a.to_json() for a in answers]})
+                       "answers": [a.to_json() for a in answers],
+                       "warnings": [w.to_json() for w in found]})
         else:
             typer.echo(render_run(run))
     raise typer.Exit(EXIT_FAILED if run.failed else EXIT_OK)
+
+
+@app.command("search")
+def search(name: str = typer.Argument(..., help="The memory."),
+           text: str = typer.Argument(..., help="What to look for, in words: 'payments "
+                                                "outage'. Each word also finds longer words "
+                                                "it starts (`pay` finds `payments`)."),
+           limit: int = typer.Option(20, "--limit", min=1, help="Show the best N hits."),
+           as_agent: Optional[str] = AS_OPTION,
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Search keys, values, sources and events' text, ranked: each hit with its key, value,
+    holder chain, step, time and source (docs/language.md, "Search"). With `--as`, only
+    that agent's own mind."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.search(text, limit=limit)
+        if json_output:
+            emit_json({"memory": s.memory, "step": s.step, **found.to_json()})
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("describe")
+def describe_(name: str = typer.Argument(..., help="The memory."),
+              as_agent: Optional[str] = AS_OPTION,
+              db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+              json_output: bool = JSON_OPTION) -> None:
+    """What the memory has: agents, rooms, sources with authority, procedures, keys written
+    so far (how many events, last step), policy and depth. With `--as`, only keys from
+    events that agent witnessed."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.describe()
+        if json_output:
+            emit_json(found.to_json())
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
 
 
 @app.command("list")

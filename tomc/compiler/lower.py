@@ -22,6 +22,7 @@ from tomc.compiler.reads import Bindings
 from tomc.compiler.routing import (Chain, Route, communication_routes, models_of,
                                    observation_routes, truth_adopts)
 from tomc.compiler.templates import render
+from tomc.search_text import words
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
                               ScenarioModel)
 
@@ -181,7 +182,7 @@ class Compiler:
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
                **context) -> Statement:
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "line": event.line, "witnesses": list(event.witnesses), "minds": [],
+                "words": words(event.text), "line": event.line, "witnesses": list(event.witnesses), "minds": [],
                 "ties": self.scenario.policy.ties}
         return Statement(WORLD, template, render(template, kind=event.kind, **context),
                          {**base, **params}, (event.line, event.text))
@@ -249,12 +250,13 @@ def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optiona
           support: Optional[Sequence[str]] = None) -> FactRow:
     """A fact as the templates take it (resolve.cypher's `f`): `support` lists the sources
     it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
-    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher)."""
+    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher); `words` is what search
+    matches (tomc/search_text.py)."""
     if support is None:
         support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "support": list(support), "authority": authority, "published": published,
-            "valid_from": valid_from}
+            "valid_from": valid_from, "words": words(key, value, source)}
 
 
 def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:

@@ -273,7 +273,7 @@ class FalkorEngine:
     def view(self, step: int) -> GraphView:
         """The beliefs as of `step`; a view of the latest step can also simulate."""
         return GraphView(self.db, self.graphs, self.scenario, step,
-                         self.simulate if step == self._step else None)
+                         self.simulate if step == self._step else None, indexes=True)
 
     @contextmanager
     def simulate(self, events: Sequence[AnyEvent]) -> Iterator[GraphView]:
@@ -291,7 +291,7 @@ class FalkorEngine:
                 plan = shadow.compiler.event(event, shadow._bindings(reads, event))
                 shadow.compiler.accept(plan)
                 shadow.executor.execute(forked, plan.statements)
-            yield GraphView(self.db, forked, self.scenario, events[-1].step)
+            yield GraphView(self.db, forked, self.scenario, events[-1].step, indexes=True)
 
     def close(self) -> None:
         if self.writer is not None:

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from typing import Callable, Optional, Sequence
 
 import redis
 from mcp.types import CallToolResult, TextContent
 
 from tomc.analysis.quoting import NOTICE
-from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
+from tomc.api import AccessDenied, DatabaseUnavailable, Session, StaleWrite, TomError, TomWarning
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
 from tomc.wire import error_json, with_flags
@@ -49,6 +50,15 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
     content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
                                                             indent=1)))
     return CallToolResult(content=content, structuredContent=body)
+
+
+def warned(payload: dict, session: Session) -> dict:
+    """`payload` of a question's answer, with `warnings` (W180: a key no event wrote, and
+    the closest keys) when the question had any: as `tomc memory ask --json` gives them."""
+    if not session.warnings:
+        return payload
+    return {**payload, "warnings": [d.to_json() for d in session.warnings],
+            "rendered_warnings": "\n".join(d.render(None) for d in session.warnings)}
 
 
 def failure(kind: str, message: str, exit_code: int,
@@ -75,7 +85,8 @@ class Guard:
 
     def __call__(self, body: Callable[[], CallToolResult],
                  origin: Optional[str] = None) -> CallToolResult:
-        with self.lock:
+        with self.lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore", TomWarning)  # results carry them (`warned`)
             try:
                 return body()
             except TomError as err:

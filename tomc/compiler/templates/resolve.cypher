@@ -43,7 +43,7 @@ FOREACH (_ IN CASE WHEN outcome = 'supersede' THEN [1] ELSE [] END |
   CREATE (p)-[:HOLDS]->(:V {key: f.key, value: f.value, many: f.many, since: $step,
           kind: $kind, rule: rule, source: f.source, authority: f.authority,
           origin_authority: f.authority, published: f.published, valid_from: f.valid_from,
-          room: f.room, made: $step,
+          room: f.room, made: $step, words: f.words,
           support: f.support,
           support_since: [s IN f.support | $step],
           support_authority: [s IN f.support | f.authority]
@@ -52,7 +52,7 @@ FOREACH (_ IN CASE WHEN outcome = 'adopt' THEN [1] ELSE [] END |
   CREATE (p)-[:HOLDS]->(:V {key: f.key, value: f.value, many: f.many, since: $step,
           kind: $kind, rule: rule, source: f.source, authority: f.authority,
           origin_authority: f.authority, published: f.published, valid_from: f.valid_from,
-          room: f.room, made: $step,
+          room: f.room, made: $step, words: f.words,
           support: f.support,
           support_since: [s IN f.support | $step],
           support_authority: [s IN f.support | f.authority]}))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from datetime import datetime, timezone
+import uuid
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -53,7 +53,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import memory
+from tomc.engine import memory, writes
 from tomc.engine.base import Engine, EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
@@ -62,7 +62,8 @@ from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
 from tomc.runtime import acl, queries, recovery
 from tomc.runtime.connection import Database, connect
-from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+from tomc.runtime import submit
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, Replaced, StaleWrite
 from tomc.runtime.graph_view import GraphView
 
 __all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
@@ -105,7 +106,14 @@ def _serialised(method):
     @functools.wraps(method)
     def one_at_a_time(self, *args, **kwargs):
         with self._lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except Replaced as err:
+                raise TomError([Diagnostic(
+                    "E145", f"memory {self.memory!r} was dropped or created again since "
+                    "this session attached", None, f"memory {self.memory}",
+                    hint="attach again (Session.attach) to use the memory as it is now")]) \
+                    from err
 
     return one_at_a_time
 
@@ -119,6 +127,9 @@ class TomError(ValueError):
         super().__init__("\n".join(d.render(text) for d in diagnostics))
         self.diagnostics = diagnostics
         self.text = text
+        # The events of the failing write that committed before it failed (docs/storage.md,
+        # "Retries"): a retry with the same idempotency key applies only the rest.
+        self.committed: list = []
 
 
 class Session:
@@ -214,7 +225,7 @@ class Session:
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
-            live = _attached(database, stored)
+            live = attached(database, stored)
             stack.enter_context(closing(live.engine))
             agent_db = None
             if as_agent is not None:
@@ -258,7 +269,7 @@ class Session:
             if not memory.create(database, model, header):
                 raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
                                            "process meanwhile", None, f"memory {label}")])
-            live = _attached(database, memory.read(database, label))
+            live = attached(database, memory.read(database, label))
             stack.enter_context(closing(live.engine))
             if statements:
                 try:
@@ -294,34 +305,81 @@ class Session:
     # ---------------------------------------------------------------- writing
 
     @_serialised
-    def apply(self, statements: Statements, after_step: Optional[int] = None) -> list[AnyEvent]:
+    def apply(self, statements: Statements, after_step: Optional[int] = None,
+              idempotency_key: Optional[str] = None) -> list[AnyEvent]:
         """Check, then commit, `statements` (.tom text, or AST statements): events, `agents`
         and `rooms` lines, in order; returns the events with their steps.
 
         `after_step`: the step this write expects to follow; if another writer got there
-        first, StaleWrite is raised and nothing is written. Raises TomError (bad input:
-        nothing written), AccessDenied (a session reading as an agent), StaleWrite,
-        DatabaseUnavailable."""
+        first, StaleWrite is raised and nothing is written. `idempotency_key` (a memory's):
+        the write's name, stored with each statement it commits; a write retried with the
+        same key applies only what did not commit and returns the original steps of the
+        rest (docs/storage.md, "Retries"). On a memory that `tomc serve` serves, the write
+        is submitted to the memory's applier (tomc/engine/applier.py). Raises TomError (bad
+        input: nothing written; E145, a memory dropped since attach), AccessDenied (a
+        session reading as an agent), StaleWrite, DatabaseUnavailable; an error after part
+        of a batch committed carries those events in `committed`."""
         self._writable()
-        text, parsed = _statements(statements)
+        text, parsed = statements_of(statements)
         if after_step is not None and (isinstance(after_step, bool)
                                        or not isinstance(after_step, int) or after_step < 0):
             raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
                                        f"{after_step!r}", None, build.PATH)])
-        _refuse(parsed, text, self.memory is not None)
-        if self.memory is not None:
-            parsed = _stamped(parsed, self._live.checker.clock, _now())
+        if idempotency_key is not None and (not isinstance(idempotency_key, str)
+                                            or not idempotency_key):
+            raise TomError([Diagnostic("E143", f"idempotency_key must be non-empty text, got "
+                                       f"{idempotency_key!r}", None, build.PATH)])
+        refuse(parsed, text, self.memory is not None)
         try:
-            return self._live.apply(parsed, "<apply>", after_step)
+            if self.memory is None:
+                return self._live.apply(parsed, "<apply>", after_step)
+            key = idempotency_key or uuid.uuid4().hex
+            db = self._live.engine.db
+            if submit.serving(db.redis):
+                try:
+                    return self._submitted(text or "\n".join(format_statement(s)
+                                                              for s in parsed),
+                                           after_step, key)
+                except submit.NoApplier:
+                    pass  # withdrawn: nothing of it applied; write it here
+            done = writes.recorded(db, self.memory, key, len(parsed)) if idempotency_key \
+                else [None] * len(parsed)
+            return writes.write(self._live, self.memory, parsed, key, after_step, done)
         except DiagnosticError as err:
-            raise TomError(err.diagnostics, text) from None
+            error = TomError(err.diagnostics, text)
+            error.committed = getattr(err, "committed", [])
+            raise error from None
+
+    def _submitted(self, text: str, after_step: Optional[int], key: str) -> list[AnyEvent]:
+        """A write through the memory's applier: its events (taken in by catching up), or
+        its error raised as the embedded path raises it."""
+        engine = self._live.engine
+        reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
+                              incarnation=engine.incarnation[1])
+        error = reply.get("error")
+        if error is None or reply.get("committed"):
+            self._live.catch_up()
+        committed = [self._live.scenario.events[e["step"] - 1]
+                     for e in reply.get("committed", [])]
+        if error is None:
+            return [self._live.scenario.events[e["step"] - 1] for e in reply["events"]]
+        if error == "diagnostics":
+            found = TomError([_diagnostic(d) for d in reply["diagnostics"]], reply["text"])
+        elif error == "stale":
+            found = StaleWrite(reply["expected"], reply["actual"])
+        elif error == "replaced":
+            found = Replaced(reply["message"])
+        else:
+            found = DatabaseUnavailable(reply["message"])
+        found.committed = committed
+        raise found
 
     @_serialised
     def check(self, statements: Statements) -> list[Diagnostic]:
         """The diagnostics of `statements` (events, declarations or questions) after the
         scenario so far, without applying anything: [] when they are valid."""
         try:
-            text, parsed = _statements(statements, "<check>")
+            text, parsed = statements_of(statements, "<check>")
         except TomError as err:
             return err.diagnostics
         clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
@@ -456,9 +514,9 @@ class Session:
             line = question.strip()
             if not line.startswith(("ask ", "expect ")):
                 line = "ask " + line
-            text, parsed = _statements(line, "<ask>")
+            text, parsed = statements_of(line, "<ask>")
         else:
-            text, parsed = _statements(question, "<ask>")
+            text, parsed = statements_of(question, "<ask>")
         if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
             raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
                                        "<ask>", hint="record events with apply()")], text)
@@ -689,7 +747,7 @@ class Session:
 # ---------------------------------------------------------------- helpers
 
 
-def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
+def statements_of(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
     """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise.
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
@@ -706,7 +764,7 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
         None, build.PATH, hint='e.g. "Maya enters chat"')])
 
 
-def _refuse(parsed: list, text: str, in_memory: bool) -> None:
+def refuse(parsed: list, text: str, in_memory: bool) -> None:
     """TomError (E144) for the first statement `apply` does not take: questions, clock
     lines, procedures, and in a memory peeks and distractions."""
     refused = [s for s in parsed if not isinstance(s, CHANGES) or isinstance(s, ast.Clock)
@@ -762,27 +820,18 @@ def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tup
     return header, statements
 
 
-def _now() -> str:
-    """The time now, canonical (UTC, to the second): when a claim is applied to a memory."""
-    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+def _diagnostic(found: dict) -> Diagnostic:
+    """A diagnostic as an applier's reply carries it (tomc/engine/applier.py)."""
+    span = ast.Span(**found["span"]) if found.get("span") else None
+    return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))
 
 
-def _stamped(statements: list, clock: Optional[str], now: str) -> list:
-    """`statements` for a memory, with `clock NOW` before the first claim (or ending) that
-    nothing before it in the same call gave a time: a claim's `at` is when its source
-    published it, so without this its event would take the time of the memory's previous
-    timed event, and "what did we know on D" would count it too early (docs/storage.md,
-    "Time"). Not when the clock is already at or after now (times never go back)."""
-    out: list = []
-    timed = False
-    for statement in statements:
-        if isinstance(statement, (ast.Claim, ast.EndedClaim)) and not timed:
-            if clock is None or now > clock:
-                out.append(ast.Clock(time=now))
-            timed = True
-        timed = timed or (isinstance(statement, ast.Timed) and statement.at is not None)
-        out.append(statement)
-    return out
+def create_memory(db: Database, name: str, policy: Optional[str]) -> bool:
+    """Create memory `name` with `policy` (default `default`) unless it exists; True if this
+    call created it. Raises TomError (a bad policy)."""
+    header = _header(_name_text(name), policy or "default", inline=True)
+    model = _checker(header, f"memory {name}").scenario
+    return memory.create(db, model, header)
 
 
 def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
@@ -791,8 +840,8 @@ def check_new_memory(name: str, statements: Statements, policy: Optional[str] = 
     memory, so that bad input creates nothing. Touches no database."""
     header = _header(_name_text(name), policy or "default", inline=True)
     checker = _checker(header, f"memory {name}")
-    text, parsed = _statements(statements)
-    _refuse(parsed, text, in_memory=True)
+    text, parsed = statements_of(statements)
+    refuse(parsed, text, in_memory=True)
     try:
         checker.add(parsed, CHANGES, text, "<apply>")
     except DiagnosticError as err:
@@ -866,13 +915,14 @@ def _same_policy(asked: str, stored: str) -> bool:
     return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
 
 
-def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
+def attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
     undone, then every applied statement replayed through the checker."""
     checker = _checker(stored.header, f"memory {stored.name}")
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
     recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
+    engine.incarnation = memory.incarnation(db, stored.name)
     live = LiveScenario(checker, engine)
     live.catch_up()
     return live

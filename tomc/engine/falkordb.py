@@ -62,7 +62,10 @@ class FalkorEngine:
         self.executor = Executor(db, Directory())
         self.revision = revision
         self.writer: Optional[Writer] = None
+        # A memory's (incarnation key, id): the writer refuses a memory created again.
+        self.incarnation: Optional[tuple[str, Optional[str]]] = None
         self._step = len(scenario.events)
+        self._stale = False  # the compiler's state may be ahead of the graphs: reload
 
     @property
     def stats(self) -> RunStats:
@@ -163,25 +166,56 @@ class FalkorEngine:
     def attach_writer(self) -> Writer:
         """The connection this engine commits on (made on first use)."""
         if self.writer is None:
-            self.writer = Writer(self.db, self.graphs.revision_key)
+            self.writer = Writer(self.db, self.graphs.revision_key, self.incarnation)
         return self.writer
 
-    def apply(self, events: Sequence[AnyEvent]) -> None:
-        """Commit `events`, each in its own transaction. Raises Behind (nothing written for
-        that event: the ones before it are committed), DatabaseUnavailable."""
-        for event in events:
-            self._commit_event(event)
+    def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
+        """Commit `events`, each in its own transaction (`extra` commands join the last
+        one's: its idempotency record). Raises Behind (nothing written for that event: the
+        ones before it are committed), DatabaseUnavailable."""
+        for i, event in enumerate(events):
+            self._commit_event(event, extra if i == len(events) - 1 else ())
 
-    def _commit_event(self, event: AnyEvent) -> None:
+    def _commit_event(self, event: AnyEvent, extra: Sequence[tuple]) -> None:
         writer = self.attach_writer()
         self._current(writer)
         bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
         plan = self.compiler.event(event, bindings, self.revision + 1)
-        self._commit(writer, plan.statements, plan)
+        self._commit(writer, plan.statements, [plan], extra)
         self.compiler.accept(plan)
         self._step = event.step
 
-    def declare(self, agents: list[str], rooms: list[str], text: str, line: int = 0) -> None:
+    @staticmethod
+    def groupable(event: AnyEvent, policy) -> bool:
+        """Whether `event` can share a transaction with the events before it: it reads
+        nothing before it is compiled (a read would not see their uncommitted writes)."""
+        return not reads_for(event, policy)
+
+    def apply_together(self, changes: Sequence, extra: Sequence[tuple] = ()) -> None:
+        """Commit `changes` (events, each `groupable`, and clock lines as .tom text) as
+        revision + 1, + 2, ... in ONE transaction with `extra` (group commit:
+        tomc/engine/applier.py): every event keeps its own step, and a reader sees all of
+        them or none. Raises Behind (nothing written), DatabaseUnavailable (a statement
+        that failed at run time: the whole group is undone)."""
+        writer = self.attach_writer()
+        self._current(writer)
+        self._stale = True  # until committed, the compiler is ahead of the graphs
+        statements, plans = [], []
+        for i, change in enumerate(changes):
+            rev = self.revision + 1 + i
+            if isinstance(change, str):  # a clock line: no agents, no rooms
+                statements += self.compiler.declare([], [], rev, change, (0, change))
+                continue
+            plan = self.compiler.event(change, None, rev)
+            self.compiler.accept(plan)
+            plans.append(plan)
+            statements += plan.statements
+        self._commit(writer, statements, plans, extra, len(changes))
+        self._stale = False
+        self._step = max([p.step for p in plans], default=self._step)
+
+    def declare(self, agents: list[str], rooms: list[str], text: str, line: int = 0,
+                extra: Sequence[tuple] = ()) -> None:
         """Commit a declaration the scenario has just gained: nodes for the agents and rooms,
         a mind graph for each new agent, a perspective for each new chain."""
         writer = self.attach_writer()
@@ -193,7 +227,7 @@ class FalkorEngine:
         try:
             statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
                                                (line, text))
-            self._commit(writer, statements, None)
+            self._commit(writer, statements, [], extra)
         except BaseException:
             self.graphs, self.compiler.perspectives = before
             raise
@@ -204,24 +238,28 @@ class FalkorEngine:
         if revision != self.revision:
             raise Behind(revision)
 
-    def _commit(self, writer: Writer, statements: list[Statement],
-                plan: Optional[EventPlan]) -> None:
+    def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
+                extra: Sequence[tuple] = (), changes: int = 1) -> None:
+        """Commit `statements` (of the events `plans`, or of a declaration when there are
+        none) with `extra`, as `changes` revisions."""
         started = time.perf_counter()
-        replies = writer.commit([self.executor.command(self.graphs, s) for s in statements])
+        replies = writer.commit([self.executor.command(self.graphs, s) for s in statements],
+                                changes, extra)
         if replies is None:
             raise Behind(writer.begin())
         failed = next(((s, r) for s, r in zip(statements, replies) if isinstance(r, Exception)),
                       None)
-        self.revision += 1
+        self.revision += changes
         if failed is not None:
             statement, reply = failed
-            undone = plan is not None and recovery.undo_event(self.db, self.graphs, plan.step,
-                                                              self.revision)
+            undone = bool(plans) and recovery.undo_events(
+                self.db, self.graphs, [p.step for p in plans], self.revision)
             # If another writer committed first, the event stays half-applied: the next
             # writer to attach undoes it if it is still the latest (docs/storage.md). This
             # session then replays it like any other writer's (its checker took it back).
             if not undone:
-                self.revision -= 1
+                self.revision -= changes
+            self._stale = True
             outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
                                       f"{str(reply).splitlines()[0]}; {outcome}",
@@ -323,9 +361,10 @@ class FalkorEngine:
         """After `changes_since` was replayed up to `revision`: that revision, and the
         compiler's state and perspective ids from the graphs."""
         self._step = len(self.scenario.events)
-        if revision != self.revision:  # else nothing changed: keep what is loaded
+        if revision != self.revision or self._stale:  # else keep what is loaded
             self.revision = revision
             self.load_perspectives()
+            self._stale = False
 
     # ---------------------------------------------------------------- state from the graphs
 

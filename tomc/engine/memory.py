@@ -3,8 +3,10 @@ that wrote it and takes many writers (docs/storage.md).
 
 A memory `NAME` is stored as the graphs `tomem:NAME:world` and `tomem:NAME:mind:AGENT`
 (names through `graph_key`), the plain key `tomem:NAME:world:rev` (its revision: every
-committed event or declaration increments it; tomc/runtime/transactions.py) and, for its
-agents' private users, the hash `tomem:NAME:world:users` (tomc/runtime/acl.py).
+committed event or declaration increments it; tomc/runtime/transactions.py), for its
+agents' private users the hash `tomem:NAME:world:users` (tomc/runtime/acl.py), and the
+keys `memory_key(NAME, ...)` names (tomc/engine/keys.py: its incarnation, idempotency
+records, and its applier's queue).
 
 The world graph's `Memory` node holds what rebuilds the checker's state without running
 anything again: the `header` (the policy as .tom text, and the scenario line), and every
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import unquote
 
+import uuid
+
 import redis
 
 from tomc.compiler.lower import Compiler
@@ -29,12 +33,15 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
+from tomc.engine.keys import PREFIX, memory_key
 from tomc.runtime import acl
 from tomc.runtime.acl import users_key
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
 
-PREFIX = "tomem"
+# Every plain key of a memory other than its revision and users is `memory_key(NAME, ...)`
+# (tomc/engine/keys.py), and these go with the memory when it is dropped.
+DROPPED_KEYS = ("incarnation", "keys")
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,7 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
             pipe.multi()
             pipe.execute_command(*query_command(graphs.world, world.cypher, world.params))
             pipe.set(graphs.revision_key, 0)
+            pipe.set(memory_key(scenario.name, "incarnation"), uuid.uuid4().hex)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:
         return False
@@ -87,6 +95,13 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
     if isinstance(replies[0], Exception):
         raise DatabaseUnavailable(f"could not create memory {scenario.name}: {replies[0]}")
     return True
+
+
+def incarnation(db: Database, name: str) -> tuple[str, Optional[str]]:
+    """(the incarnation key of memory `name`, its id now: None for a memory made before
+    incarnations were kept)."""
+    key = memory_key(name, "incarnation")
+    return key, db.redis.get(key)
 
 
 def read(db: Database, name: str) -> Optional[StoredMemory]:
@@ -137,7 +152,8 @@ def drop(db: Database, name: str, tries: int = 1000) -> bool:
                     return False
                 users = pipe.hkeys(users_key(graphs))
                 pipe.multi()
-                pipe.delete(*doomed, graphs.revision_key, users_key(graphs))
+                pipe.delete(*doomed, graphs.revision_key, users_key(graphs),
+                            *(memory_key(name, part) for part in DROPPED_KEYS))
                 pipe.execute()
         except redis.WatchError:
             continue

@@ -28,11 +28,13 @@ class ReferenceEngine:
     def step(self) -> int:
         return self._step
 
-    def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
+    def declare(self, agents: list[str], rooms: list[str], text: str,
+                extra: Sequence[tuple] = ()) -> None:
+        # `extra`: a shared store's bookkeeping (idempotency records); nothing here keeps it.
         self.interpreter.declare()
         self.revision += 1
 
-    def apply(self, events: Sequence[AnyEvent]) -> None:
+    def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
         for event in events:
             self.interpreter.apply(event)
             self._step = event.step

@@ -220,7 +220,7 @@ class Session:
                 if stored is None:  # dropped between its creation and this read
                     raise LookupError(f"memory {label!r} was dropped while being created")
             # A process that lost the race to create the memory checks the policy too.
-            if not created and policy is not None and not _same_policy(policy, stored.policy):
+            if not created and policy is not None and not same_policy(policy, stored.policy):
                 raise TomError([Diagnostic(
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
@@ -903,7 +903,7 @@ def _header(name: str, policy: str, inline: bool = False) -> str:
                                        ast.Scenario(name=ast.Name(text=name))]))
 
 
-def _same_policy(asked: str, stored: str) -> bool:
+def same_policy(asked: str, stored: str) -> bool:
     """Whether `policy=` given to attach names the memory's policy (by name, or a file
     defining a policy of that name)."""
     if not asked.endswith(".tom"):

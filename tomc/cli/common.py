@@ -7,18 +7,19 @@ import json
 from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional
 
 import redis
 import typer
 
-from tomc.cli.formats import emit, from_diagnostic
-from tomc.cli.terminal import RunProgress
-from tomc.dsl.checker import CheckResult, check_file
-from tomc.dsl.program import ScenarioModel
-from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
+
+if TYPE_CHECKING:  # the checker and runner are imported where used: `tomc memory apply`
+    # through an applier must start without the compiler (tomc/runtime/submit.py)
+    from tomc.dsl.checker import CheckResult
+    from tomc.dsl.program import ScenarioModel
+    from tomc.runner import ScenarioRun
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
 
@@ -49,6 +50,7 @@ ENGINE_OPTION = typer.Option(
 
 def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
     """Check every file; print diagnostics to stderr (unless JSON output is wanted)."""
+    from tomc.dsl.checker import check_file
     results = [check_file(f) for f in files]
     if not quiet_json:
         for result in results:
@@ -139,6 +141,7 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
         if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})
         elif output != "text":
+            from tomc.cli.formats import emit, from_diagnostic
             errors = sum(1 for r in results for d in r.diagnostics if d.severity == "error")
             emit([from_diagnostic(d) for r in results for d in r.diagnostics], output,
                  f"{errors} error(s) in {len(results)} file(s): nothing was run")
@@ -157,6 +160,8 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
     """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
     line of the statement that failed (`sources` maps a path to its text, to show it).
     Each scenario's graphs are dropped once it is answered unless `keep` (runner.py)."""
+    from tomc.cli.terminal import RunProgress
+    from tomc.runner import run_scenario
     runs = []
     with contextlib.ExitStack() as stack:
         conn = None

@@ -198,10 +198,17 @@ class Applier:
         input, stale, a replaced memory, or committed before under its key); else whether
         it must commit alone (the checker has then taken nothing of it), or False with its
         statements taken by the checker, to commit with the group."""
-        from tomc.api import TomError, refuse, statements_of
+        from tomc.api import TomError, refuse, same_policy, statements_of
         live, f = self.live, request.fields
         if f.get("incarnation") not in (None, self.incarnation):
             self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
+            return None
+        stored = live.scenario.policy.name
+        if f.get("policy") is not None and not same_policy(f["policy"], stored):
+            self._answer(request, _diagnostics([Diagnostic(
+                "E144", f"memory {self.name!r} uses policy {stored!r}, not {f['policy']!r}",
+                None, f"memory {self.name}",
+                hint="leave the policy out to attach, or drop the memory first")], ""))
             return None
         try:
             text, parsed = statements_of(f["text"])
@@ -213,7 +220,7 @@ class Applier:
         done = writes.recorded(self.db, self.name, f["key"], len(parsed))
         if all(step is not None for step in done):
             left = writes.pending(parsed, done, self.name, f["key"], None, writes.now())
-            self._answer(request, _events(writes.merged(live, left, [])))
+            self._answer(request, _events(writes.merged(live, left, []), step=live.step))
             return None
         after = f.get("after_step") if not any(s is not None for s in done) else None
         if after is not None and after != live.step:
@@ -317,7 +324,7 @@ class Applier:
             done = writes.recorded(self.db, self.name, f["key"], len(request.parsed))
             events = writes.write(live, self.name, request.parsed, f["key"],
                                   f.get("after_step"), done)
-            body = _events(events)
+            body = _events(events, step=live.step)
         except DiagnosticError as err:
             body = _diagnostics(err.diagnostics, f["text"], err)
         except StaleWrite as err:
@@ -348,12 +355,14 @@ def _replaced(name: str) -> str:
             "attach again")
 
 
-def _events(events: list, lines: Optional[dict] = None) -> dict:
+def _events(events: list, lines: Optional[dict] = None, step: int = 0) -> dict:
+    """A reply's events (`lines`: step -> line, for events numbered at commit) and the
+    memory's step after them (at least `step`)."""
     lines = lines or {}
     return {"events": [{"step": e.step, "kind": e.kind, "text": e.text,
                         "line": lines.get(e.step, e.line),
                         "witnesses": sorted(e.witnesses)} for e in events],
-            "step": max([e.step for e in events], default=0)}
+            "step": max([e.step for e in events], default=step)}
 
 
 def _diagnostics(diagnostics: list[Diagnostic], text: str, err=None) -> dict:

@@ -16,7 +16,7 @@ This module imports nothing heavy: the thin client of `tomc memory apply` uses i
 
 from __future__ import annotations
 
-from tomc.compiler.plan import graph_key
+from tomc.names import graph_key
 
 PREFIX = "tomem"
 

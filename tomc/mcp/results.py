@@ -55,12 +55,16 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
 
 
 def failure(kind: str, message: str, exit_code: int,
-            diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
+            diagnostics: Sequence[Diagnostic] = (), text: str = "",
+            committed: Sequence[AnyEvent] = ()) -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
-    and as it prints them (`rendered`)."""
+    and as it prints them (`rendered`); `committed`: the events of a batch that did commit
+    before it failed (docs/storage.md, "Retries")."""
     body = {"error": kind, "message": message, "exit_code": exit_code,
             "diagnostics": [d.to_json() for d in diagnostics],
             "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
+    if committed:
+        body["committed"] = [event_json(e) for e in committed]
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
         structuredContent=body, isError=True)
@@ -110,21 +114,22 @@ class Guard:
                 return body()
             except TomError as err:
                 return failure("bad_input", _first_line(err.diagnostics, str(err)),
-                               EXIT_BAD_INPUT, _at(err.diagnostics, origin), err.text)
+                               EXIT_BAD_INPUT, _at(err.diagnostics, origin), err.text,
+                               err.committed)
             except DiagnosticError as err:  # a typed argument that is not a name, key, ...
                 return failure("bad_input", _first_line(err.diagnostics, str(err)),
                                EXIT_BAD_INPUT, _at(err.diagnostics, origin))
             except AccessDenied as err:
                 return failure("access_denied", str(err), EXIT_DENIED)
             except StaleWrite as err:
-                return failure("stale_write", str(err), EXIT_STALE)
+                return failure("stale_write", str(err), EXIT_STALE, committed=err.committed)
             except LookupError as err:
                 return failure("not_found", str(err), EXIT_BAD_INPUT)
             except ValueError as err:  # e.g. several questions given to `ask`
                 return failure("bad_input", str(err), EXIT_BAD_INPUT)
             except (DatabaseUnavailable, redis.RedisError) as err:
                 return failure("database_unavailable", str(err).splitlines()[0],
-                               EXIT_NO_DATABASE)
+                               EXIT_NO_DATABASE, committed=getattr(err, "committed", ()))
 
 
 def _first_line(diagnostics: Sequence[Diagnostic], fallback: str) -> str:

@@ -3,7 +3,7 @@ enough for `tomc memory apply` to import without the compiler.
 
 A request is one JSON document RPUSHed to the memory's queue (`memory_key(NAME,
 'queue')`): {id, key, text, after_step, create (a policy, or null: the memory must
-exist), incarnation (the id the writer attached to, or null), reply (the list the applier
+exist), policy (the one the writer named, checked against the memory's), incarnation (the id the writer attached to, or null), reply (the list the applier
 answers on)}. The name is pushed on the wake list too, so `tomc serve` starts the
 memory's applier if none runs. The reply, one JSON document, is either {events: [{step,
 kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
@@ -45,13 +45,16 @@ def serving(client: redis.Redis) -> bool:
 
 def submit(client: redis.Redis, name: str, text: str, key: str,
            after_step: Optional[int] = None, create: Optional[str] = None,
-           incarnation: Optional[str] = None) -> dict:
+           incarnation: Optional[str] = None, policy: Optional[str] = None) -> dict:
     """Submit a write to memory `name` and wait for the applier's reply (a dict, above).
-    Raises NoApplier, DatabaseUnavailable."""
+    `create`: the policy to create the memory with if there is none; `policy`: the policy
+    the writer asked for, checked against an existing memory's. Raises NoApplier,
+    DatabaseUnavailable."""
     rid = uuid.uuid4().hex
     reply = memory_key(name, "reply", rid)
     request = json.dumps({"id": rid, "key": key, "text": text, "after_step": after_step,
-                          "create": create, "incarnation": incarnation, "reply": reply})
+                          "create": create, "policy": policy, "incarnation": incarnation,
+                          "reply": reply})
     queue = memory_key(name, "queue")
     try:
         pipe = client.pipeline(transaction=False)

@@ -109,11 +109,12 @@ def _serialised(method):
             try:
                 return method(self, *args, **kwargs)
             except Replaced as err:
-                raise TomError([Diagnostic(
+                error = TomError([Diagnostic(
                     "E145", f"memory {self.memory!r} was dropped or created again since "
                     "this session attached", None, f"memory {self.memory}",
-                    hint="attach again (Session.attach) to use the memory as it is now")]) \
-                    from err
+                    hint="attach again (Session.attach) to use the memory as it is now")])
+                error.committed = err.committed
+                raise error from err
 
     return one_at_a_time
 

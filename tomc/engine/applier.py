@@ -93,9 +93,14 @@ class Applier:
                     elif idle_s is not None and time.monotonic() - last > idle_s:
                         return
                 except (DatabaseUnavailable, redis.RedisError):
-                    # Lost the server or the state: start again from what is stored.
+                    # Lost the server or the state: start again from what is stored, the
+                    # batch back in the queue (what of it committed has its records).
                     self._close()
                     stop.wait(0.5)
+                    try:
+                        self._requeue()
+                    except redis.RedisError:
+                        pass
         finally:
             self._close()
             try:
@@ -113,9 +118,13 @@ class Applier:
         if not r.set(self.lease, self.token, nx=True, ex=int(self.lease_s)):
             return False
         self._close()
-        while r.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
-            pass  # back at the head of the queue, in their order
+        self._requeue()
         return True
+
+    def _requeue(self) -> None:
+        """The requests being applied back at the head of the queue, in their order."""
+        while self.db.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
+            pass
 
     def _close(self) -> None:
         if self.live is not None:
@@ -150,13 +159,20 @@ class Applier:
     # ---------------------------------------------------------------- a batch
 
     def _apply(self, batch: list[Request]) -> None:
-        live = self._attach()
-        if live is None:
-            live = self._create(batch[0])
-            if live is None:
-                return
-        live.catch_up()  # embedded writers (no applier) may have committed
-        self._run(batch)
+        rest = list(batch)
+        while rest and self._attach() is None:
+            first = rest.pop(0)
+            if self._create(first) is not None:
+                rest.insert(0, first)
+        if not rest:
+            return
+        try:
+            self.live.catch_up()  # embedded writers (no applier) may have committed
+        except Replaced:  # dropped and created again: start from the new memory
+            self._close()
+            self._apply(rest)
+            return
+        self._run(rest)
 
     def _run(self, batch: list[Request]) -> None:
         """Check the requests in order, committing them in groups."""
@@ -199,7 +215,14 @@ class Applier:
         it must commit alone (the checker has then taken nothing of it), or False with its
         statements taken by the checker, to commit with the group."""
         from tomc.api import TomError, refuse, same_policy, statements_of
-        live, f = self.live, request.fields
+        f = request.fields
+        if f.get("incarnation") not in (None, self.incarnation) \
+                and memory.incarnation(self.db, self.name)[1] != self.incarnation:
+            self._close()  # this applier's memory was dropped: take the new one
+            if self._attach() is None:
+                self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
+                return None
+        live = self.live
         if f.get("incarnation") not in (None, self.incarnation):
             self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
             return None

@@ -25,6 +25,7 @@ from typing import Optional
 import redis
 
 from tomc.engine.keys import appliers_key, memory_key
+from tomc.runtime.connection import STATEMENT_TIMEOUT_S
 from tomc.runtime.errors import DatabaseUnavailable
 
 # How long a reply may take while no applier holds the memory's lease (seconds).
@@ -62,8 +63,13 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
         pipe.rpush(appliers_key("wake"), name)
         pipe.blpop([reply], POLL_S)
         answer = pipe.execute()[-1]
-        unserved = 0.0
+        unserved, waited = 0.0, POLL_S
         while answer is None:
+            if waited >= STATEMENT_TIMEOUT_S:
+                raise DatabaseUnavailable(f"the applier of memory {name} did not answer in "
+                                          f"{STATEMENT_TIMEOUT_S:.0f} s; retry with the same "
+                                          f"idempotency key ({key})")
+            waited += POLL_S
             pipe = client.pipeline(transaction=False)
             pipe.exists(memory_key(name, "applier"), appliers_key())
             pipe.blpop([reply], POLL_S)

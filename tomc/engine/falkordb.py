@@ -65,7 +65,9 @@ class FalkorEngine:
         # A memory's (incarnation key, id): the writer refuses a memory created again.
         self.incarnation: Optional[tuple[str, Optional[str]]] = None
         self._step = len(scenario.events)
-        self._stale = False  # the compiler's state may be ahead of the graphs: reload
+        # The compiler's state is not the graphs' (caught up, or a failed group): reload it
+        # before compiling (`_loaded`).
+        self._stale = False
 
     @property
     def stats(self) -> RunStats:
@@ -237,6 +239,15 @@ class FalkorEngine:
         revision = writer.begin()
         if revision != self.revision:
             raise Behind(revision)
+        self._loaded()
+
+    def _loaded(self) -> None:
+        """The compiler's state and perspective ids loaded from the graphs, if catching up
+        left them behind: only a writer that compiles pays for it (a session whose writes
+        go to an applier never does)."""
+        if self._stale:
+            self.load_perspectives()
+            self._stale = False
 
     def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
                 extra: Sequence[tuple] = (), changes: int = 1) -> None:
@@ -314,6 +325,7 @@ class FalkorEngine:
         """Fork the graphs `events` can write (GRAPH.COPY), run the events' statements on
         the forks (compiled against a copy of the compiler's state), and yield a view of
         them; the forks are dropped after."""
+        self._loaded()
         written = forks.written_minds(events, self.graphs.agents)
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
             shadow = FalkorEngine(self.db, self.scenario, forked,
@@ -361,10 +373,9 @@ class FalkorEngine:
         """After `changes_since` was replayed up to `revision`: that revision, and the
         compiler's state and perspective ids from the graphs."""
         self._step = len(self.scenario.events)
-        if revision != self.revision or self._stale:  # else keep what is loaded
+        if revision != self.revision:  # else keep what is loaded
             self.revision = revision
-            self.load_perspectives()
-            self._stale = False
+            self._stale = True  # loaded when next needed (`_loaded`)
 
     # ---------------------------------------------------------------- state from the graphs
 

@@ -173,9 +173,11 @@ WRITER = ("import sys, time\nfrom tomc.api import Session\n"
           "url, me, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])\n"
           "with Session.attach('ap_fair', db=url) as s:\n"
           "    s.apply(f'{me} enters r')\n"
-          "    start = float(sys.argv[4])\n"
-          "    while time.time() < start: time.sleep(0.01)\n"
-          "    n = 0\n"
+          "    r = s._live.engine.db.redis\n"
+          "    r.rpush('test:fair:ready', me)\n"
+          "    while not r.exists('test:fair:start'): time.sleep(0.01)\n"
+          "    start, n = float(r.get('test:fair:start')), 0\n"
+          "    while time.time() < start: time.sleep(0.001)\n"
           "    while time.time() < start + seconds:\n"
           "        s.apply(f'{me} says {me}.n = {n}', idempotency_key=f'{me}-{n}')\n"
           "        n += 1\n"
@@ -185,15 +187,20 @@ WRITER = ("import sys, time\nfrom tomc.api import Session\n"
 @pytest.mark.slow
 def test_eight_writers_for_a_fixed_time_each_commit_within_twice_the_others(appliers):
     memory.drop(appliers, "ap_fair")
+    appliers.redis.delete("test:fair:ready", "test:fair:start")
     agents = [f"W{i}" for i in range(8)]
     with Session.attach("ap_fair", db=appliers) as s:
         s.apply(f"agents {', '.join(agents)}\nrooms r")
-    start = time.time() + 12  # every writer attached and waiting
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, appliers.url, a, "10",
-                                 str(start)], env=env, stdout=subprocess.PIPE, text=True)
-               for a in agents]
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, appliers.url, a, "10"],
+                                env=env, stdout=subprocess.PIPE, text=True) for a in agents]
+    deadline = time.monotonic() + 240
+    while appliers.redis.llen("test:fair:ready") < len(agents):  # all attached
+        assert time.monotonic() < deadline and all(w.poll() is None for w in writers)
+        time.sleep(0.1)
+    appliers.redis.set("test:fair:start", time.time() + 0.5)
     counts = [int(w.communicate(timeout=300)[0]) for w in writers]
+    appliers.redis.delete("test:fair:ready", "test:fair:start")
     assert min(counts) > 0 and max(counts) <= 2 * min(counts), counts
     with Session.attach("ap_fair", db=appliers) as s:
         texts = Counter(e.text for e in s.history())

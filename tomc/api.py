@@ -54,10 +54,10 @@ from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine import memory, writes
-from tomc.engine.base import Engine, EngineName
+from tomc.engine import factory as engines
+from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
-from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
 from tomc.runtime import acl, queries, recovery
@@ -165,8 +165,7 @@ class Session:
         `db`: a Database, a FalkorDB URL, or None for `$FALKORDB_URL`, else an embedded
         FalkorDB in `data_dir`. Raises TomError (errors in the file or policy), ValueError
         (no such scenario or engine), DatabaseUnavailable."""
-        if engine not in ("falkordb", "reference"):
-            raise ValueError(f"unknown engine {engine!r}: use falkordb or reference")
+        stored = engines.stored(engine)  # ValueError: no such engine
         if path is None:
             text, origin = _header(_name_text(name), policy), "<session>"
         else:
@@ -180,13 +179,9 @@ class Session:
         # Live events are numbered on from the file: line = line_base + revision.
         line_base = text.count("\n") + 1 - len(model.events)
         stack = ExitStack()
-        if engine == "reference":
-            held: Engine = ReferenceEngine(model)
-            held.apply(list(model.events))
-            return cls(LiveScenario(checker, held, line_base), stack)
         try:
-            database = _database(db, data_dir, stack)
-            held = stack.enter_context(closing(FalkorEngine.build(database, model)))
+            database = _database(db, data_dir, stack) if stored else None
+            held = stack.enter_context(closing(engines.build(engine, model, database)))
         except BaseException:
             stack.close()
             raise

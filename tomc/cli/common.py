@@ -161,11 +161,12 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
     line of the statement that failed (`sources` maps a path to its text, to show it).
     Each scenario's graphs are dropped once it is answered unless `keep` (runner.py)."""
     from tomc.cli.terminal import RunProgress
+    from tomc.engine import factory as engines
     from tomc.runner import run_scenario
     runs = []
     with contextlib.ExitStack() as stack:
         conn = None
-        if engine != EngineChoice.reference:
+        if engines.stored(engine.value):
             conn = stack.enter_context(database(url, data, output == "json"))
         progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
         for scenario in scenarios:

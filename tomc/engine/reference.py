@@ -28,6 +28,28 @@ class ReferenceEngine:
     def step(self) -> int:
         return self._step
 
+    @classmethod
+    def build(cls, db, scenario: ScenarioModel, checkpoints: frozenset = frozenset(),
+              checkpoint=None) -> "ReferenceEngine":
+        """Every event of `scenario` applied (`db` unused: nothing is stored); calls
+        `checkpoint(step, engine)` after the steps in `checkpoints` (0: before any)."""
+        engine = cls(scenario)
+        if 0 in checkpoints and checkpoint:
+            checkpoint(0, engine)
+        for event in scenario.events:
+            engine.apply([event])
+            if event.step in checkpoints and checkpoint:
+                checkpoint(event.step, engine)
+        return engine
+
+    @property
+    def stats(self) -> None:
+        """No run statistics: nothing is sent anywhere."""
+        return None
+
+    def drop(self) -> None:
+        """Nothing is stored: nothing to drop."""
+
     def declare(self, agents: list[str], rooms: list[str], text: str,
                 extra: Sequence[tuple] = ()) -> None:
         # `extra`: a shared store's bookkeeping (idempotency records); nothing here keeps it.

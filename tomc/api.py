@@ -24,7 +24,6 @@ through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 import uuid
@@ -34,7 +33,6 @@ from typing import Optional, Sequence, Union
 
 import pydantic
 
-from tomc.analysis import answer as analyses
 from tomc.analysis.announcements import AnnouncementPlan
 from tomc.analysis.answer import AnalysisAnswer
 from tomc.analysis.common_ground import CommonGround
@@ -58,13 +56,13 @@ from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
+from tomc.readers import AgentReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, queries, recovery
+from tomc.runtime import acl, recovery
 from tomc.runtime.connection import Database, connect
 from tomc.runtime import submit
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, Replaced, StaleWrite
-from tomc.runtime.graph_view import GraphView
 
 __all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
 
@@ -142,13 +140,13 @@ class Session:
     """
 
     def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
-                 agent: Optional[str] = None, agent_db: Optional[Database] = None):
+                 reader: Optional[EngineReader] = None):
         self._live = live
         self._stack = stack
         self._lock = threading.RLock()
         self.memory = name
-        self.agent = agent
-        self._agent_db = agent_db
+        self._reader = reader or EngineReader(live)
+        self.agent = self._reader.agent
 
     # ---------------------------------------------------------------- opening
 
@@ -223,7 +221,7 @@ class Session:
                     hint="leave the policy out to attach, or drop the memory first")])
             live = attached(database, stored)
             stack.enter_context(closing(live.engine))
-            agent_db = None
+            reader = EngineReader(live)
             if as_agent is not None:
                 if as_agent not in live.scenario.agents:
                     raise TomError([Diagnostic(
@@ -233,10 +231,11 @@ class Session:
                 user, password = acl.grant(database, live.engine.graphs, as_agent)
                 agent_db = database.as_user(user, password)
                 stack.callback(agent_db.close)
+                reader = AgentReader(live, as_agent, agent_db)
         except BaseException:
             stack.close()
             raise
-        return cls(live, stack, label, as_agent, agent_db)
+        return cls(live, stack, label, reader)
 
     @classmethod
     def load(cls, name: str, path: Union[str, Path], *, db: Union[Database, str, None] = None,
@@ -283,9 +282,7 @@ class Session:
     def scenario(self) -> ScenarioModel:
         """The scenario so far: its agents, rooms, policy and events (for a session reading
         as an agent, only the events it witnessed, as `history()`)."""
-        if self.agent is not None:
-            return dataclasses.replace(self._live.scenario, events=self.history())
-        return self._live.scenario
+        return self._reader.scenario(self.history)
 
     @property
     def step(self) -> int:
@@ -494,9 +491,7 @@ class Session:
         return self.apply([statement])[0]
 
     def _writable(self) -> None:
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot write "
-                               "(attach without as_agent to record events)")
+        self._reader.writable()
 
     # ---------------------------------------------------------------- questions
 
@@ -520,7 +515,7 @@ class Session:
         # committed since this session's state (engine.answer_if_current); anything else
         # catches up first.
         direct = _DIRECT.get(type(parsed[0]))
-        fast = self.agent is None and direct is not None
+        fast = self._reader.direct and direct is not None
         if not fast:
             self.refresh()
         query = self._question(parsed, text, retry=fast)
@@ -531,16 +526,10 @@ class Session:
             self.refresh()
             query = self._question(parsed, text, retry=False)
         if isinstance(query, QueryModel):
-            return self._belief(query)
+            return self._reader.belief(query)
         if isinstance(query, ReadyQuery):
-            return self._ready(query)
-        if self.agent is not None:
-            if query.analysis == "context_for" and query.agents[0] == self.agent:
-                return analyses.answer(self._mind_view(), query)  # reads only its mind graph
-            raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
-                               "(believes / ask AGENT believes ...) and its context_for are "
-                               "answered")
-        return analyses.answer(self.view(), query)
+            return self._reader.ready(query)
+        return self._reader.analysis(query, self.step)
 
     def _question(self, parsed: list, text: str, retry: bool):
         """The checked question; with `retry`, one that does not check is checked again
@@ -553,26 +542,6 @@ class Session:
                 return self._question(parsed, text, retry=False)
             raise TomError(err.diagnostics, text) from None
         return found[0]
-
-    def _belief(self, query: QueryModel) -> Answer:
-        if self.agent is None:
-            return self._live.engine.answer(query)
-        self._own_chain(query.chain)
-        return queries.answer(self._agent_db, self._live.engine.graphs, query)
-
-    def _ready(self, query: ReadyQuery) -> ReadyAnswer:
-        if self.agent is None:
-            return self._live.engine.ready(query)
-        self._own_chain(query.chain)
-        return queries.ready(self._agent_db, self._live.engine.graphs, query)
-
-    def _own_chain(self, chain: tuple[str, ...]) -> None:
-        """A session reading as an agent reads only chains that start with that agent."""
-        if not chain or chain[0] != self.agent:
-            asked = " > ".join(chain) or "the truth"
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
-                               f"{asked}'s beliefs, only chains that start with "
-                               f"{self.agent}")
 
     @_bad_input
     def ready(self, procedure: str, *, for_: Union[str, Sequence[str], None] = None,
@@ -618,41 +587,27 @@ class Session:
             wanted = tuple(n.text for n in build.names(chain))
         except DiagnosticError as err:
             raise TomError(err.diagnostics) from None
-        if self.agent is not None and wanted[0] != self.agent:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
-                               f"{' > '.join(wanted)}'s beliefs, only chains that start with "
-                               f"{self.agent}")
+        self._reader.chain(wanted)
         self.refresh()
         if wanted not in set(self.scenario.chains()):
             raise TomError([Diagnostic(
                 "E130", f"no chain {' > '.join(wanted)} in this memory: agents are "
                 f"{', '.join(self.scenario.agents) or 'none yet'}, depth "
                 f"{self.scenario.policy.depth}", None, build.PATH)])
-        return sorted(self._mind_view().held([wanted]), key=lambda h: (h.key, h.value))
+        view = self._reader.mind_view(self.scenario, self.step)
+        return sorted(view.held([wanted]), key=lambda h: (h.key, h.value))
 
     @_serialised
     def history(self) -> list[AnyEvent]:
         """The events so far, in step order, each with its step, kind, .tom text and
         witnesses; a session reading as an agent sees the events it witnessed."""
         self.refresh()
-        events = list(self._live.scenario.events)
-        if self.agent is not None:
-            events = [e for e in events if self.agent in e.witnesses]
-        return events
+        return self._reader.events(list(self._live.scenario.events))
 
     @_serialised
     def view(self) -> BeliefView:
         """The beliefs as they are now, for the analyses in tomc/analysis/."""
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: no view of every mind")
-        return self._live.engine.view(self.step)
-
-    def _mind_view(self) -> BeliefView:
-        """The view as of now; for a session reading as an agent, through its own user
-        (chains that start with the agent only: the view reads nothing else)."""
-        if self.agent is None:
-            return self.view()
-        return GraphView(self._agent_db, self._live.engine.graphs, self.scenario, self.step)
+        return self._reader.view(self.step)
 
     @_bad_input
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:
@@ -719,9 +674,7 @@ class Session:
         if self.memory is None:
             raise ValueError("export is for memories (Session.attach); a file session's "
                              "scenario is its file")
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot export "
-                               "every mind")
+        self._reader.whole("it cannot export every mind")
         engine = self._live.engine
         stored = memory.read(engine.db, self.memory)
         if stored is None:

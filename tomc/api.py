@@ -51,11 +51,11 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import memory, writes
+from tomc.engine import event_json, memory, writes
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
-from tomc.engine.live import CHANGES, LiveScenario
+from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.readers import AgentReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
@@ -147,6 +147,10 @@ class Session:
         self.memory = name
         self._reader = reader or EngineReader(live)
         self.agent = self._reader.agent
+        # Writes through an applier leave this session's checker behind (until it reads:
+        # `_caught_up`); `_applied` is the last step they reached.
+        self._behind = False
+        self._applied = 0
 
     # ---------------------------------------------------------------- opening
 
@@ -282,18 +286,25 @@ class Session:
     def scenario(self) -> ScenarioModel:
         """The scenario so far: its agents, rooms, policy and events (for a session reading
         as an agent, only the events it witnessed, as `history()`)."""
+        self._caught_up()
         return self._reader.scenario(self.history)
 
     @property
     def step(self) -> int:
-        """How many events have happened."""
+        """How many events have happened (as far as this session knows)."""
         with self._lock:
-            return self._live.step
+            return max(self._live.step, self._applied)
 
     @_serialised
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
         self._live.catch_up()
+        self._behind = False
+
+    def _caught_up(self) -> None:
+        """Refresh if this session's own writes through an applier are not taken in yet."""
+        if self._behind:
+            self.refresh()
 
     # ---------------------------------------------------------------- writing
 
@@ -332,7 +343,8 @@ class Session:
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),
-                                           after_step, key)
+                                           after_step, key,
+                                           any(isinstance(s, DECLARATIONS) for s in parsed))
                 except submit.NoApplier:
                     pass  # withdrawn: nothing of it applied; write it here
             done = writes.recorded(db, self.memory, key, len(parsed)) if idempotency_key \
@@ -343,13 +355,20 @@ class Session:
             error.committed = getattr(err, "committed", [])
             raise error from None
 
-    def _submitted(self, text: str, after_step: Optional[int], key: str) -> list[AnyEvent]:
+    def _submitted(self, text: str, after_step: Optional[int], key: str,
+                   declares: bool) -> list[AnyEvent]:
         """A write through the memory's applier: its events (taken in by catching up), or
         its error raised as the embedded path raises it."""
         engine = self._live.engine
         reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
                               incarnation=engine.incarnation[1])
         error = reply.get("error")
+        if error is None and not declares:
+            # The applier's events, whole: this session's checker takes them in when it
+            # next reads (it is behind until then), not by replaying every writer's now.
+            self._behind = True
+            self._applied = max([self._applied, *(e["step"] for e in reply["events"])])
+            return [event_json.load(e) for e in reply["whole"]]
         if error is None or reply.get("committed"):
             self._live.catch_up()
         committed = [self._live.scenario.events[e["step"] - 1]
@@ -375,6 +394,7 @@ class Session:
             text, parsed = statements_of(statements, "<check>")
         except TomError as err:
             return err.diagnostics
+        self._caught_up()
         clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
@@ -399,6 +419,7 @@ class Session:
         (default: all), without applying anything: [] for a statement that would apply.
         What `tomc extract` shows before writing: a candidate that fails does not hide the
         ones after it, and one that will not be written is not assumed by them."""
+        self._caught_up()
         checker = self._live.checker
         start = checker.mark()
         found: list[list[Diagnostic]] = []
@@ -607,6 +628,7 @@ class Session:
     @_serialised
     def view(self) -> BeliefView:
         """The beliefs as they are now, for the analyses in tomc/analysis/."""
+        self._caught_up()
         return self._reader.view(self.step)
 
     @_bad_input

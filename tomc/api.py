@@ -51,7 +51,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import event_json, memory, writes
+from tomc.engine import event_codec, memory, writes
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
@@ -368,7 +368,7 @@ class Session:
             # next reads (it is behind until then), not by replaying every writer's now.
             self._behind = True
             self._applied = max([self._applied, *(e["step"] for e in reply["events"])])
-            return [event_json.load(e) for e in reply["whole"]]
+            return [event_codec.load(e) for e in reply["whole"]]
         if error is None or reply.get("committed"):
             self._live.catch_up()
         committed = [self._live.scenario.events[e["step"] - 1]
@@ -599,11 +599,13 @@ class Session:
                                  when=build.when(at_step, on, at)))
 
     @_serialised
-    def beliefs(self, chain: Union[str, Sequence[str]]) -> list[Held]:
-        """Every version `chain` (an agent, or agents outermost first) holds now, every key,
-        sorted by key and value, each with its provenance (step, kind, source, support,
-        authority, rivals). A session reading as an agent may ask only chains that start
-        with that agent, and reads them through its own FalkorDB user."""
+    def beliefs(self, chain: Union[str, Sequence[str]],
+                at_step: Optional[int] = None) -> list[Held]:
+        """Every version `chain` (an agent, or agents outermost first) holds now (or after
+        step `at_step`), every key, sorted by key and value, each with its provenance (step,
+        kind, source, support, authority, rivals). A session reading as an agent may ask
+        only chains that start with that agent, and reads them through its own FalkorDB
+        user."""
         try:
             wanted = tuple(n.text for n in build.names(chain))
         except DiagnosticError as err:
@@ -615,7 +617,7 @@ class Session:
                 "E130", f"no chain {' > '.join(wanted)} in this memory: agents are "
                 f"{', '.join(self.scenario.agents) or 'none yet'}, depth "
                 f"{self.scenario.policy.depth}", None, build.PATH)])
-        view = self._reader.mind_view(self.scenario, self.step)
+        view = self._reader.mind_view(self.scenario, self._step_of(at_step))
         return sorted(view.held([wanted]), key=lambda h: (h.key, h.value))
 
     @_serialised
@@ -626,10 +628,22 @@ class Session:
         return self._reader.events(list(self._live.scenario.events))
 
     @_serialised
-    def view(self) -> BeliefView:
-        """The beliefs as they are now, for the analyses in tomc/analysis/."""
+    def view(self, at_step: Optional[int] = None) -> BeliefView:
+        """The beliefs as they are now (or after step `at_step`, knowledge time: a replay),
+        for the analyses in tomc/analysis/."""
         self._caught_up()
-        return self._reader.view(self.step)
+        return self._reader.view(self._step_of(at_step))
+
+    def _step_of(self, at_step: Optional[int]) -> int:
+        """`at_step` checked against the steps so far (now when None); TomError if out of
+        range."""
+        if at_step is None:
+            return self.step
+        if isinstance(at_step, bool) or not isinstance(at_step, int) \
+                or not 0 <= at_step <= self.step:
+            raise TomError([Diagnostic("E143", f"at_step must be a step from 0 to {self.step}, "
+                                       f"got {at_step!r}", None, build.PATH)])
+        return at_step
 
     @_bad_input
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:

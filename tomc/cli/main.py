@@ -36,8 +36,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("tomc.cli.extract_cmd", "extract"),
     "lsp": ("tomc.cli.lsp_cmd", "lsp"),
     "serve": ("tomc.cli.serve_cmd", "serve"),
+    "http": ("tomc.cli.http_cmd", "http"),
+    "console": ("tomc.cli.http_cmd", "console"),
     "import": ("tomc.cli.import_cmd", "app"),
     "memory": ("tomc.cli.memory_cmd", "app"),
+    "token": ("tomc.cli.token_cmd", "app"),
 }
 
 HELP = "Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."

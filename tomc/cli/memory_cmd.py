@@ -254,6 +254,38 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     raise typer.Exit(EXIT_OK)
 
 
+@app.command("report")
+def report(name: str = typer.Argument(..., help="The memory."),
+           output: Optional[Path] = typer.Option(
+               None, "-o", "--output", help="The HTML file to write (default: NAME.html in "
+                                            "the current folder)."),
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Write the report page of memory NAME as it is now, as `tomc report` writes one for a
+    file (docs/review.md): a summary first (false beliefs, who is out of date, readiness),
+    the timeline with what each event changed, each key's grid (most disagreed-about
+    first), the claims on both clocks. Readiness: every procedure of the policy, for the
+    truth and for each agent."""
+    from tomc.review.html import render_page, report_data
+    from tomc.runner import ScenarioRun
+    with _session(name, db, data, json_output) as s:
+        s.refresh()
+        scenario = s.scenario
+        answers = [s.ready(procedure, for_=chain) for procedure in scenario.procedures
+                   for chain in [None, *scenario.agents]]
+        page = report_data(ScenarioRun(scenario, answers, view_at=s.view), "falkordb")
+    target = output or Path(f"{name}.html")
+    try:
+        target.write_text(render_page(f"memory {name}", "falkordb", [page]), encoding="utf-8")
+    except OSError as err:
+        fail(f"cannot write {target}: {err.strerror}", EXIT_BAD_INPUT, json_output)
+    if json_output:
+        emit_json({"memory": name, "written": str(target), "step": page["steps"]})
+    else:
+        typer.echo(f"wrote {target} (memory {name} at step {page['steps']})")
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("drop")
 def drop(name: str = typer.Argument(..., help="The memory."),
          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,

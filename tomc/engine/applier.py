@@ -37,7 +37,7 @@ import redis
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_statement
-from tomc.engine import event_json, memory, writes
+from tomc.engine import event_codec, memory, writes
 from tomc.engine.base import Behind
 from tomc.engine.keys import appliers_key, memory_key
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
@@ -386,7 +386,7 @@ def _events(events: list, lines: Optional[dict] = None, step: int = 0) -> dict:
     numbered = [dataclasses.replace(e, line=lines.get(e.step, e.line)) for e in events]
     return {"events": [{"step": e.step, "kind": e.kind, "text": e.text, "line": e.line,
                         "witnesses": sorted(e.witnesses)} for e in numbered],
-            "whole": [event_json.dump(e) for e in numbered],
+            "whole": [event_codec.dump(e) for e in numbered],
             "step": max([e.step for e in events], default=step)}
 
 

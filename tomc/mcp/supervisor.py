@@ -21,7 +21,8 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
                                 Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json
+from tomc.mcp.results import Guard, answer
+from tomc.wire import event_json
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

@@ -236,7 +236,9 @@ class FalkorEngine:
         self.executor.learn_perspectives(self.graphs, self.scenario.agents)
 
     def _current(self, writer: Writer) -> None:
-        revision = writer.begin()
+        # Loading state from the graphs needs a fresh look first (the memory may have been
+        # dropped: Replaced), not the revision remembered from the last commit.
+        revision = writer.rewatch() if self._stale else writer.begin()
         if revision != self.revision:
             raise Behind(revision)
         self._loaded()

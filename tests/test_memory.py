@@ -592,11 +592,11 @@ def test_a_declaration_that_failed_to_commit_can_be_retried(db, fresh, monkeypat
         commit = transactions.Writer.commit
         failures = []
 
-        def fails_once(self, commands):
+        def fails_once(self, commands, *rest):
             if not failures:
                 failures.append(1)
                 raise DatabaseUnavailable("lost the FalkorDB connection (test)")
-            return commit(self, commands)
+            return commit(self, commands, *rest)
 
         monkeypatch.setattr(transactions.Writer, "commit", fails_once)
         with pytest.raises(DatabaseUnavailable):

@@ -616,5 +616,6 @@ def test_a_session_whose_memory_was_dropped_says_so(db, fresh):
         memory.drop(db, name)
         with Session.attach(name, db=db) as new:
             new.apply("agents B")
-        with pytest.raises(DatabaseUnavailable, match="dropped or replaced"):
+        with pytest.raises(TomError, match="E145") as replaced:  # its incarnation changed
             live.apply("A sets k.s = 2")
+        assert "dropped or created again" in str(replaced.value)

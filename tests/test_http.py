@@ -80,7 +80,7 @@ def test_every_question_answers_what_the_session_answers(db, client, memory):
                 "beliefs": [held_json(h) for h in s.beliefs("Maya")]},
         }
         history = {"memory": MEMORY, "step": s.step,
-                   "events": [event_json(e) for e in s.history()]}
+                   "events": [event_json(e) for e in s.history()], "next_after_step": None}
     for (path, params), want in expected.items():
         answer = get(client, sup, path, **{k: list(v) if isinstance(v, tuple) else v
                                            for k, v in params})
@@ -88,6 +88,11 @@ def test_every_question_answers_what_the_session_answers(db, client, memory):
         assert answer.json() == want, path
     for path in ("/events", "/history"):
         assert get(client, sup, path).json() == history
+    # long histories come a page at a time, as MCP `history` gives them
+    first = get(client, sup, "/history", limit=1).json()
+    assert first["events"] == history["events"][:1] and first["next_after_step"] == 1
+    rest = get(client, sup, "/history", after_step=1, limit=500).json()
+    assert rest["events"] == history["events"][1:] and rest["next_after_step"] is None
     info = get(client, sup, "").json()
     assert info["agents"] == ["Maya", "Billing", "Finance"] and info["agent"] is None
     asked = client.post(f"/memories/{MEMORY}/ask", headers=auth(sup),

@@ -77,3 +77,12 @@ def test_token_cli_issues_lists_and_revokes(db, support):
     assert nobody.exit_code == 2 and "no agent 'Nobody'" in nobody.stderr
     missing = runner.invoke(app, ["token", "issue", "tok_nowhere", "--db", db.url])
     assert missing.exit_code == 2
+
+
+def test_dropping_a_memory_revokes_its_tokens(db, support):
+    token = tokens.issue(db, support, "Maya")
+    memory.drop(db, support)
+    with Session.attach(support, db=db) as session:  # made again under the same name
+        session.apply("agents Maya")
+    with pytest.raises(tokens.TokenRefused):
+        tokens.verify(db, token)

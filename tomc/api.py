@@ -193,7 +193,7 @@ class Session:
     def attach(cls, name: str, *, db: Union[Database, str, None] = None,
                data_dir: Optional[Path] = None, policy: Optional[str] = None,
                as_agent: Optional[str] = None, create: bool = True) -> "Session":
-        """The memory called `name`, kept on FalkorDB (`tomem:<name>:...`): opened as it was
+        """The memory called `name`, kept on FalkorDB (`tomem:{<name>}:...`): opened as it was
         left (agents, rooms, policy, every event), or created with `policy` (default
         `default`) when there is none (and `create`). A half-applied event left by a
         crashed writer is undone first (tomc/runtime/recovery.py).
@@ -207,6 +207,8 @@ class Session:
         try:
             database = _database(db, data_dir, stack)
             stored = memory.read(database, label)
+            if stored is None and database.cluster is None and memory.migrate(database, label):
+                stored = memory.read(database, label)  # kept under its pre-hash-tag names
             created = False
             if stored is None:
                 if not create:
@@ -223,7 +225,8 @@ class Session:
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
-            live = attached(database, stored)
+            shard = database.shard(memory.memory_key(label))  # the memory's one shard
+            live = attached(shard, stored)
             stack.enter_context(closing(live.engine))
             reader = EngineReader(live)
             if as_agent is not None:
@@ -233,7 +236,11 @@ class Session:
                         f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
                                                               or "none yet"))])
                 user, password = acl.grant(database, live.engine.graphs, as_agent)
-                agent_db = database.as_user(user, password)
+                # An agent reads only its own mind, never its own writes: a replica may
+                # answer it where the caller accepts stale reads (docs/deployment.md).
+                server = (database.replica(memory.memory_key(label))
+                          if database.options.stale_reads else shard)
+                agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
                 reader = AgentReader(live, as_agent, agent_db)
         except BaseException:
@@ -399,6 +406,15 @@ class Session:
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
                                clock.span, "<check>", hint=_refused_hint(clock))]
+        if self.agent is not None:
+            # From the agent's view: a write is refused as `apply` refuses it, before the
+            # checker could say where others are (who is in which room) or what they did.
+            write = next((s for s in parsed if not isinstance(s, QUESTIONS)), None)
+            if write is not None:
+                return [Diagnostic(
+                    "E144", f"this session reads as {self.agent}: it writes nothing, so "
+                    f"`{format_statement(write)}` is not checked here", write.span, "<check>",
+                    hint="check writes with a supervisor session")]
         checker = self._live.checker
         mark = checker.mark()
         try:
@@ -737,9 +753,15 @@ def statements_of(statements: Statements, origin: str = "<apply>") -> tuple[str,
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
         try:
-            return statements, parse_statements(statements, origin)
+            parsed = parse_statements(statements, origin)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, statements) from None
+        if not parsed:  # empty, blank or comments only: nothing to do is bad input
+            raise TomError([Diagnostic(
+                "E160", "no statement: the text is empty or holds only comments", None,
+                origin, hint='e.g. "Maya enters chat" (a comment starts with #)')],
+                statements)
+        return statements, parsed
     items = [statements] if isinstance(statements, ast.Node) else statements
     if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
                                                           for s in items):
@@ -904,6 +926,7 @@ def attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
     undone, then every applied statement replayed through the checker."""
     checker = _checker(stored.header, f"memory {stored.name}")
+    db = db.shard(memory.memory_key(stored.name))  # a cluster: the memory's one shard
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
     recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
@@ -920,4 +943,4 @@ def _database(db: Union[Database, str, None], data_dir: Optional[Path],
     if db is not None and not isinstance(db, str):
         raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
                                    f"{type(db).__name__}", None, build.PATH)])
-    return stack.enter_context(connect(db, data_dir))
+    return stack.enter_context(connect(db, data_dir, interactive=True))

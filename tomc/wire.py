@@ -65,7 +65,22 @@ def error_json(kind: str, message: str, exit_code: int,
                diagnostics: Sequence[Diagnostic] = (), text: str = "") -> dict:
     """An error: its kind (bad_input, access_denied, stale_write, not_found,
     database_unavailable, ...), the exit code `tomc memory` gives it, the diagnostics as
-    `tomc check --json` gives them and as it prints them (`rendered`)."""
-    return {"error": kind, "message": message, "exit_code": exit_code,
-            "diagnostics": [d.to_json() for d in diagnostics],
-            "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
+    `tomc check --json` gives them and as it prints them (`rendered`); an error echoes the
+    input it refuses, so it is flagged as an answer is (`flagged`, `notice`)."""
+    return with_flags({"error": kind, "message": message, "exit_code": exit_code,
+                       "diagnostics": [d.to_json() for d in diagnostics],
+                       "rendered": "\n".join(d.render(text) for d in diagnostics) or message})
+
+
+HISTORY_LIMIT = 500  # events in one page of history, at most
+
+
+def history_page(memory: str, step: int, events: Sequence[AnyEvent], after_step: int = 0,
+                 limit: int = 100) -> dict:
+    """A page of history as MCP `history` and HTTP `/history` return it: {memory, step,
+    events: [event_json ...] (the first `limit` after `after_step`), next_after_step (where
+    the next page starts; None: none left)}."""
+    later = [e for e in events if e.step > after_step]
+    page = later[:limit]
+    return {"memory": memory, "step": step, "events": [event_json(e) for e in page],
+            "next_after_step": page[-1].step if len(later) > limit else None}

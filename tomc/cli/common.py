@@ -26,6 +26,12 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
 DB_OPTION = typer.Option(None, "--db", envvar="FALKORDB_URL",
                          help="FalkorDB server URL (redis://host:port or unix:///path.sock). "
                               "Default: an embedded FalkorDB started for this command.")
+WAIT_OPTION = typer.Option(0, "--wait-replicas", min=0,
+                           help="After each commit, wait until N replicas have it (WAIT): an "
+                                "acknowledged event survives its master's failover. Needs --db.")
+STALE_OPTION = typer.Option(False, "--stale-reads",
+                            help="Let an agent's reads (--as) come from a replica, which may "
+                                 "lag its master by a few events. Needs --db.")
 DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
@@ -80,16 +86,31 @@ def fail(message: str, code: int, json_output: bool = False) -> NoReturn:
     raise typer.Exit(code)
 
 
+def with_options(url: Optional[str], wait_replicas: int, stale_reads: bool) -> Optional[str]:
+    """`url` (--db or $FALKORDB_URL) with the options --wait-replicas and --stale-reads give
+    (tomc/runtime/connection.py `Options`); bad input (exit 2) without a server URL: the
+    embedded FalkorDB has no replicas."""
+    if not wait_replicas and not stale_reads:
+        return url
+    if not url:
+        fail("--wait-replicas and --stale-reads are for a server with replicas: name it with "
+             "--db (the embedded FalkorDB has none)", EXIT_BAD_INPUT)
+    extra = ([f"wait_replicas={wait_replicas}"] if wait_replicas else []) + \
+        (["stale_reads=yes"] if stale_reads else [])
+    return url + ("&" if "?" in url else "?") + "&".join(extra)
+
+
 @contextmanager
-def database(url: Optional[str], data: Optional[Path],
-             json_output: bool = False) -> Iterator[Database]:
+def database(url: Optional[str], data: Optional[Path], json_output: bool = False,
+             interactive: bool = False) -> Iterator[Database]:
     """Connect, or print one line and exit 3 when FalkorDB is unavailable. `--data` is for
-    the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input."""
+    the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input.
+    `interactive`: statements time out sooner (tomc/runtime/connection.py)."""
     if url and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({url}, from "
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT, json_output)
     try:
-        with connect(url, data) as db:
+        with connect(url, data, interactive) as db:
             yield db
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE, json_output)

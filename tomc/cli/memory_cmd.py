@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import typer
 
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED,
-                             EXIT_NO_DATABASE, EXIT_OK, JSON_OPTION, database, emit_json, fail)
+                             EXIT_NO_DATABASE, EXIT_OK, JSON_OPTION, STALE_OPTION, WAIT_OPTION,
+                             database, emit_json, fail, with_options)
 from tomc.runtime import submit
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 
@@ -45,7 +46,7 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     nothing."""
     from tomc.api import Session, TomError, check_new_memory
     from tomc.engine import memory
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             if create and first is not None and memory.read(conn, name) is None:
                 check_new_memory(name, first, policy)
@@ -87,6 +88,7 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
                                   "(default: a new one)."),
           as_agent: Optional[str] = AS_OPTION,
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          wait_replicas: int = WAIT_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
     checked before any is written: on bad input nothing is (exit 2), and a new memory is
@@ -95,9 +97,10 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     "Limits". A failure after part of the batch committed prints what did; rerun with the
     same --key to apply only the rest."""
     text = _text(statements)
+    db = with_options(db, wait_replicas, False)
     if key is not None and not key:
         fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         if as_agent is None and submit.serving(conn.redis):
             try:
                 reply = submit.submit(conn.redis, name, text, key or uuid.uuid4().hex,
@@ -172,11 +175,13 @@ def ask(name: str = typer.Argument(..., help="The memory."),
                       "rejected' 'false_beliefs'."),
         as_agent: Optional[str] = AS_OPTION,
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+        stale_reads: bool = STALE_OPTION,
         json_output: bool = JSON_OPTION) -> None:
     """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
     1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
     from tomc.cli.report import render_run
     from tomc.runner import ScenarioRun
+    db = with_options(db, 0, stale_reads)
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
         answers = [s.ask(q) for q in questions]
         run = ScenarioRun(s.scenario, answers)
@@ -193,7 +198,7 @@ def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
     from tomc.engine import memory
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         found = [{"name": m.name, "policy": m.policy, "step": m.step,
                   "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
     if json_output:
@@ -240,7 +245,7 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     checked whole first: on bad input nothing is written (exit 2). A memory NAME that
     exists is refused (exit 2) unless --replace."""
     from tomc.api import Session, TomError
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             with Session.load(name, file, db=conn, scenario=scenario, replace=replace) as s:
                 step, agents = s.step, list(s.scenario.agents)
@@ -293,7 +298,7 @@ def drop(name: str = typer.Argument(..., help="The memory."),
     """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
     there is no such memory."""
     from tomc.engine import memory
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         dropped = memory.drop(conn, name)
     if not dropped:
         fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)
@@ -302,6 +307,50 @@ def drop(name: str = typer.Argument(..., help="The memory."),
     else:
         typer.echo(f"dropped memory {name}")
     raise typer.Exit(EXIT_OK)
+
+
+@app.command("migrate")
+def migrate(names: Optional[list[str]] = typer.Argument(
+                None, help="The memories (default: every memory kept under the old names)."),
+            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+            json_output: bool = JSON_OPTION) -> None:
+    """Rename memories kept under the names tomc used before the hash tag (`tomem:NAME:...`) to
+    `tomem:{NAME}:...`, each in one transaction (docs/deployment.md, "Upgrading"). Attaching
+    to such a memory migrates it too. Run it on the single server, before moving to a
+    cluster."""
+    from tomc.engine import memory
+    with database(db, data, json_output) as conn:
+        migrated = [n for n in (names or memory.legacy_names(conn)) if memory.migrate(conn, n)]
+    if json_output:
+        emit_json({"migrated": migrated})
+    elif not migrated:
+        typer.echo("nothing to migrate")
+    for name in [] if json_output else migrated:
+        typer.echo(f"migrated memory {name}")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("grant")
+def grant(names: Optional[list[str]] = typer.Argument(
+              None, help="The memories (default: every memory)."),
+          sync: bool = typer.Option(False, "--sync", help="Create or repair the users that "
+                                    "are missing or wrong (default: only report them)."),
+          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          json_output: bool = JSON_OPTION) -> None:
+    """Check the agents' FalkorDB users (tomc/runtime/acl.py) on every node: the server, or
+    every master and replica of a cluster (after adding a node, a failover, or a restart
+    without an ACL file). Exit 1 when some are missing and --sync was not given."""
+    from tomc.engine import memory
+    from tomc.runtime import acl
+    with database(db, data, json_output) as conn:
+        chosen = names or [m.name for m in memory.stored(conn)]
+        wrong = {n: acl.reconcile(conn, memory.memory_graphs(n), fix=sync) for n in chosen}
+    if json_output:
+        emit_json({"users": wrong, "synced": sync})
+    for name, count in [] if json_output else wrong.items():
+        verb = "made right" if sync else "missing or wrong"
+        typer.echo(f"{name}: {count} agent users {verb}")
+    raise typer.Exit(EXIT_FAILED if any(wrong.values()) and not sync else EXIT_OK)
 
 
 def _event_json(event) -> dict:

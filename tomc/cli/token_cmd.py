@@ -30,7 +30,7 @@ def issue(name: str = typer.Argument(..., help="The memory the token is for."),
           json_output: bool = JSON_OPTION) -> None:
     """Issue a token for memory NAME and print it, once: it is stored only as a hash. Give
     it to the client as `Authorization: Bearer <token>`."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         if memories.read(conn, name) is None:
             fail(f"no memory called {name!r} (`tomc memory list` lists them)", EXIT_BAD_INPUT,
                  json_output)
@@ -51,7 +51,7 @@ def list_(name: Optional[str] = typer.Argument(None, help="Only this memory's to
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List tokens (never their secrets): id, memory, agent (or supervisor), issue time."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         rows = tokens.list_tokens(conn, name)
     if json_output:
         emit_json({"tokens": rows})
@@ -68,7 +68,7 @@ def revoke(token_id: str = typer.Argument(..., help="The token's id (`tomc token
            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
            json_output: bool = JSON_OPTION) -> None:
     """Revoke a token: every request carrying it is refused from now on (401)."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             tokens.revoke(conn, token_id)
         except tokens.TokenRefused as err:

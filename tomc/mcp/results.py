@@ -55,14 +55,21 @@ def failure(kind: str, message: str, exit_code: int,
             diagnostics: Sequence[Diagnostic] = (), text: str = "",
             committed: Sequence[AnyEvent] = ()) -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
-    and as it prints them (`rendered`); `committed`: the events of a batch that did commit
-    before it failed (docs/storage.md, "Retries")."""
+    and as it prints them (`rendered`). An error echoes the input it refuses, so it is
+    flagged as a result is (`flagged`, `notice`, and the notice before the JSON);
+    `committed`: the events of a batch that did commit before it failed (docs/storage.md,
+    "Retries")."""
     body = error_json(kind, message, exit_code, diagnostics, text)
     if committed:
         body["committed"] = [event_json(e) for e in committed]
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
-        structuredContent=body, isError=True)
+    content = []
+    if "flagged" in body:
+        content.append(TextContent(type="text", text=(
+            f"{len(body['flagged'])} text(s) in this error read like instructions (see "
+            "`flagged`): they echo the input refused. " + NOTICE)))
+    content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
+                                                            indent=1)))
+    return CallToolResult(content=content, structuredContent=body, isError=True)
 
 
 class Guard:

@@ -27,8 +27,13 @@ from typing import Optional, Sequence
 
 import redis
 
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
+
+
+def _acknowledged(reply) -> int:
+    """The number of replicas a WAIT reply counts (0 for an error reply)."""
+    return 0 if isinstance(reply, Exception) else int(reply)
 
 
 class Writer:
@@ -86,17 +91,25 @@ class Writer:
         or None if another writer committed since `begin` (then nothing ran)."""
         rev = self.begin() + revisions
         looks = self._looks()
-        batch = [("MULTI",), *commands, *extra, ("SET", self.key, rev), ("EXEC",),
+        wait = self.db.options.wait_replicas
+        waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
+        batch = [("MULTI",), *commands, *extra, ("SET", self.key, rev), ("EXEC",), *waiting,
                  self.watch, *looks]
         replies = self._send(batch)
-        executed = replies[-len(looks) - 2]
+        executed = replies[-len(looks) - 2 - len(waiting)]
         self.watched = None
         if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
-        if executed is None:
-            self._seen(replies[-len(looks):])
-            return None
         self._seen(replies[-len(looks):])
+        if executed is None:
+            return None
+        acknowledged = replies[-len(looks) - 2] if waiting else None
+        if waiting and _acknowledged(acknowledged) < wait:
+            # Committed on the master, but a failover now could lose it: not acknowledged.
+            raise DatabaseUnavailable(
+                f"revision {rev} was committed on the master but only {acknowledged} of "
+                f"{wait} replicas confirmed it within {WAIT_TIMEOUT_MS} ms (wait_replicas): "
+                "it may be lost if the master fails now (docs/deployment.md)")
         return list(executed[:len(commands)])
 
     def rewatch(self) -> int:
@@ -117,17 +130,29 @@ class Writer:
         self.watched = None
         self._send([("UNWATCH",)])
 
+    def _drop(self) -> None:
+        """Give back a connection that failed (closed: its replies are unknown) and say the
+        shard's node was lost, so the next command takes a connection from the master
+        serving the key then (after a failover: the promoted replica)."""
+        self.connection.disconnect()
+        self.db.release(self.connection)
+        self.connection = None
+        self.watched = None
+        self.db.lost()
+
     def close(self) -> None:
         """Give the connection back (UNWATCHed)."""
         if self.connection is not None:
             try:
                 self.forget()
             except DatabaseUnavailable:
-                self.connection.disconnect()
+                return  # the failed connection was given back (`_drop`)
             self.db.release(self.connection)
             self.connection = None
 
     def _send(self, commands: list[tuple]) -> list:
+        if self.connection is None:  # lost: a new one, from the master serving the key now
+            self.connection = self.db.connection()
         connection = self.connection
         try:
             connection.send_packed_command(connection.pack_commands(commands))
@@ -137,10 +162,17 @@ class Writer:
                     replies.append(connection.read_response())
                 except redis.ResponseError as err:
                     replies.append(err)
+            moved = next((r for r in replies if isinstance(r, redis.ResponseError)
+                          and str(r).split(" ", 1)[0] in CLUSTER_REDIRECTS), None)
+            if moved is not None:
+                self._drop()
+                raise DatabaseUnavailable(
+                    f"the memory's shard no longer serves {self.key} ({moved}): it moved or "
+                    "its master failed over; nothing of this call was committed, and the "
+                    "next call finds the new master")
             return replies
         except (redis.ConnectionError, redis.TimeoutError, OSError) as err:
-            connection.disconnect()
-            self.watched = None
+            self._drop()
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         except BaseException:
             # Interrupted (Ctrl-C, a parser error) with replies unread: this connection's

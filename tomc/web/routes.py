@@ -37,7 +37,7 @@ from tomc.runtime import tokens
 from tomc.web.errors import STATUSES
 from tomc.web.memories import Memories
 from tomc.web.typed import TypedEvent
-from tomc.wire import error_json, event_json, held_json, with_flags
+from tomc.wire import HISTORY_LIMIT, error_json, event_json, held_json, history_page, with_flags
 
 Chain = Annotated[list[str], Query(description="An agent, or agents outermost first "
                                    "(chain=Maya&chain=Billing: what Maya thinks Billing "
@@ -124,19 +124,27 @@ def router(held: Memories):
                                  "agents": list(scenario.agents), "rooms": list(scenario.rooms),
                                  "step": session.step, "agent": session.agent})
 
-    def history(name: str, who: tokens.Grant) -> JSONResponse:
+    def history(name: str, who: tokens.Grant, after_step: int, limit: int) -> JSONResponse:
         with held.use(name, who.agent) as session:
             events = session.history()
-            return answer(session, {"memory": session.memory, "step": session.step,
-                                    "events": [event_json(e) for e in events]})
+            return answer(session, history_page(session.memory, session.step, events,
+                                                after_step, limit))
 
-    @api.get("/events", summary="The events so far (an agent token: those it witnessed)")
-    def events(name: str, who: Granted) -> JSONResponse:
-        return history(name, who)
+    AfterStep = Annotated[int, Query(ge=0, description="only events after this step (0: from "
+                                                       "the start); to page, the last answer's "
+                                                       "`next_after_step`")]
+    Limit = Annotated[int, Query(ge=1, le=HISTORY_LIMIT, description="at most this many events")]
+
+    @api.get("/events", summary="The events so far, a page at a time (an agent token: those "
+                                "it witnessed)")
+    def events(name: str, who: Granted, after_step: AfterStep = 0,
+               limit: Limit = 100) -> JSONResponse:
+        return history(name, who, after_step, limit)
 
     @api.get("/history", summary="The events so far (the same as GET /events)")
-    def history_route(name: str, who: Granted) -> JSONResponse:
-        return history(name, who)
+    def history_route(name: str, who: Granted, after_step: AfterStep = 0,
+                      limit: Limit = 100) -> JSONResponse:
+        return history(name, who, after_step, limit)
 
     @api.post("/events", summary="Record events (supervisor token)")
     def record(name: str, who: Granted, body: Write) -> JSONResponse:

@@ -66,7 +66,7 @@ class Applier:
     """The applier of memory `name` on `db` (run `run(stop)` in a thread or process)."""
 
     def __init__(self, db: Database, name: str, lease_s: float = LEASE_S):
-        self.db = db
+        self.db = db.shard(memory_key(name))  # every key of the memory is on its shard
         self.name = name
         self.lease_s = lease_s
         self.token = uuid.uuid4().hex

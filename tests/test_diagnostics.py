@@ -42,7 +42,7 @@ CASES = {
 
 # Codes only the Python API reports (a malformed argument, a statement a method does not
 # take): their cases are in tests/test_api.py.
-API_CODES = {"E143", "E144"}
+API_CODES = {"E143", "E144", "E145"}
 # Codes of `tomc extract` (a model's answer and its candidates): cases in tests/test_extract.py.
 EXTRACT_CODES = {"E200", "E201", "E202", "E203"}
 # Codes of access tokens (tomc token, tomc mcp --http): cases in tests/test_tokens.py.

@@ -8,19 +8,20 @@ import json
 from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional
 
 import redis
 import typer
 
-from tomc.cli.formats import emit, from_diagnostic
-from tomc.cli.terminal import RunProgress
-from tomc.dsl.checker import CheckResult, check_file
-from tomc.dsl.diagnostics import Diagnostic
-from tomc.dsl.program import ScenarioModel
-from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
+
+if TYPE_CHECKING:  # the checker and runner are imported where used: `tomc memory apply`
+    # through an applier must start without the compiler (tomc/runtime/submit.py)
+    from tomc.dsl.checker import CheckResult
+    from tomc.dsl.diagnostics import Diagnostic
+    from tomc.dsl.program import ScenarioModel
+    from tomc.runner import ScenarioRun
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
 
@@ -64,6 +65,7 @@ def check_all(files: list[Path], quiet_json: bool = False,
               strict: bool = False) -> list[CheckResult]:
     """Check every file; print diagnostics to stderr (unless JSON output is wanted). With
     `strict`, warnings count as errors (the file is not run)."""
+    from tomc.dsl.checker import check_file
     results = [check_file(f) for f in files]
     if strict:
         for result in results:
@@ -180,6 +182,7 @@ def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: O
         if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})
         elif output != "text":
+            from tomc.cli.formats import emit, from_diagnostic
             errors = sum(1 for r in results for d in r.diagnostics if d.severity == "error")
             emit([from_diagnostic(d) for r in results for d in r.diagnostics], output,
                  f"{errors} error(s) in {len(results)} file(s): nothing was run")
@@ -198,10 +201,13 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
     """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
     line of the statement that failed (`sources` maps a path to its text, to show it).
     Each scenario's graphs are dropped once it is answered unless `keep` (runner.py)."""
+    from tomc.cli.terminal import RunProgress
+    from tomc.engine import factory as engines
+    from tomc.runner import run_scenario
     runs = []
     with contextlib.ExitStack() as stack:
         conn = None
-        if engine != EngineChoice.reference:
+        if engines.stored(engine.value):
             conn = stack.enter_context(database(url, data, output == "json"))
         progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
         for scenario in scenarios:

@@ -29,6 +29,7 @@ CODES = {
     "E142": "expectation item of the wrong shape",
     "E143": "malformed argument to an API call (a name, key, value or step)",
     "E144": "not allowed here (a memory's policy, or a statement a session does not take)",
+    "E145": "a memory dropped or created again since the session attached",
     "E148": "time goes backwards (a clock or an event's time before the clock)",
     "E150": "invalid policy",
     "E151": "invalid routing rule",

@@ -40,6 +40,10 @@ AfterStep = Annotated[Optional[int], Field(
     description="The step this write expects to follow; if another writer got there first, "
                 "nothing is written and a stale_write error comes back (omit: no check).",
     examples=[4])]
+IdempotencyKey = Annotated[Optional[str], Field(
+    description="A name for this write, chosen by you: a retry with the same key returns the "
+                "original steps instead of recording again (omit: one is generated).",
+    examples=["order-4411-refund"])]
 
 
 def register(server: MCPServer, memory: Session, guard: Guard) -> None:
@@ -55,13 +59,17 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     # ------------------------------------------------------------ writing
 
     @tool(server, title="Record events", annotations=WRITE)
-    def record(statements: Statements, after_step: AfterStep = None) -> CallToolResult:
+    def record(statements: Statements, after_step: AfterStep = None,
+               idempotency_key: IdempotencyKey = None) -> CallToolResult:
         """Record .tom statements (events, agents/rooms declarations) in memory, in order.
 
         All are checked first: bad text comes back as an error with diagnostics (code,
         message, line, hint) and nothing is written. Each event becomes one step, with
-        its witnesses worked out from who is in which room."""
-        return guard(lambda: recorded(memory.apply(statements, after_step)), "<record>")
+        its witnesses worked out from who is in which room. Retrying with the same
+        `idempotency_key` never records a statement twice; an error after part of a batch
+        committed lists those events under `committed`."""
+        return guard(lambda: recorded(memory.apply(statements, after_step, idempotency_key)),
+                     "<record>")
 
     @tool(server, title="Agents enter a room", annotations=WRITE)
     def enter(agents: Agents, room: Room) -> CallToolResult:

@@ -354,7 +354,7 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db
-            if submit.serving(db.redis):
+            if not db.clustered and submit.serving(db.redis):  # no appliers on a cluster
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),

@@ -18,8 +18,9 @@ applies them again: what committed before has its idempotency records, so it is 
 with its original steps and not applied twice.
 
 A request holding a declaration (`agents`, `rooms`), or an event that reads the graphs
-before it is compiled (tomc/compiler/reads.py), commits alone, one transaction per
-statement, as an embedded writer does (tomc/engine/writes.py).
+before it is compiled (tomc/compiler/reads.py), or resumed after part of it committed,
+commits alone, as an embedded writer does (tomc/engine/writes.py): what is left of it in one
+transaction if it can share one, else one transaction per statement.
 """
 
 from __future__ import annotations
@@ -341,7 +342,8 @@ class Applier:
         return out
 
     def _commit_alone(self, request: Request) -> None:
-        """A request committed statement by statement, as an embedded writer does."""
+        """A request committed alone, as an embedded writer does (`writes.write`: whole
+        when it can be)."""
         live, f = self.live, request.fields
         try:
             done = writes.recorded(self.db, self.name, f["key"], len(request.parsed))

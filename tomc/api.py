@@ -396,6 +396,8 @@ class Session:
             found = StaleWrite(reply["expected"], reply["actual"])
         elif error == "replaced":
             found = Replaced(reply["message"])
+        elif error == "refused":
+            found = AccessDenied(reply["message"])
         else:
             found = DatabaseUnavailable(reply["message"])
         found.committed = committed

@@ -26,6 +26,7 @@ transaction if it can share one, else one transaction per statement.
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import json
 import threading
 import time
@@ -43,6 +44,7 @@ from tomc.engine.keys import appliers_key, memory_key
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite
+from tomc.runtime import acl, submit
 from tomc.runtime.submit import REPLY_TTL_S
 
 LEASE_S = 5
@@ -160,7 +162,7 @@ class Applier:
     # ---------------------------------------------------------------- a batch
 
     def _apply(self, batch: list[Request]) -> None:
-        rest = list(batch)
+        rest = [request for request in batch if self._admitted(request)]
         while rest and self._attach() is None:
             first = rest.pop(0)
             if self._create(first) is not None:
@@ -192,6 +194,39 @@ class Applier:
             else:
                 group.append(request)
         self._commit(group)
+
+    def _admitted(self, request: Request) -> bool:
+        """Whether `request` is signed by its sender (tomc/runtime/submit.py): the
+        administrator, or the agent named in `as` (with its own password), whose request
+        may hold only its own speech (`tell`, `says` with it as the speaker), creates no
+        memory and asks no policy. Else it is answered (`refused`) and dropped."""
+        from tomc.api import TomError, statements_of
+        f = dict(request.fields)
+        mac, agent = f.pop("mac", None), f.get("as")
+        password = self.db.redis.connection_pool.connection_kwargs.get("password") or ""
+        if agent is not None:
+            graphs = memory.memory_graphs(self.name, [agent])
+            password = acl.user_password(self.db, acl.user_name(graphs, agent))
+        if not isinstance(mac, str) or not hmac.compare_digest(
+                mac, submit.signature(json.dumps(f), password)):
+            self._answer(request, {"error": "refused", "message": "the request is not signed "
+                                   "by its sender's credential", "committed": []})
+            return False
+        if agent is None:
+            return True
+        try:
+            _, parsed = statements_of(f["text"])
+        except TomError:
+            parsed = []  # answered as bad input by `_check`
+        other = next((s for s in parsed if not isinstance(s, (ast.Tell, ast.Says))
+                      or s.speaker.text != agent), None)
+        if other is None and f.get("create") is None and f.get("policy") is None:
+            return True
+        self._answer(request, {"error": "refused", "committed": [], "message": (
+            f"a request sent with {agent}'s credential may only tell or say as {agent}"
+            + ("" if other is None else f", not {type(other).__name__.lower()} "
+               f"({getattr(getattr(other, 'speaker', None), 'text', 'no speaker')})"))})
+        return False
 
     def _create(self, request: Request) -> Optional[LiveScenario]:
         """Create the memory for its first request (its `create` policy), checked first:

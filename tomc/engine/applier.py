@@ -455,7 +455,10 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
             continue
         name = woken[1]
         thread = running.get(name)
-        if thread is None or not thread.is_alive():
+        # An agent's user may push any name on the wake list: only a memory with requests
+        # gets an applier (no thread per name it makes up).
+        if (thread is None or not thread.is_alive()) and \
+                r.exists(memory_key(name, "queue"), memory_key(name, "processing")):
             applier = Applier(db, name, lease_s)
             thread = threading.Thread(target=applier.run, args=(stop,), daemon=True,
                                       name=f"applier {name}")

@@ -158,44 +158,52 @@ class LiveScenario:
             self.catch_up()
             if after_step != self.step:
                 raise StaleWrite(after_step, self.step)
-        tries = 0
-        while True:
-            mark = self.checker.mark()
-            try:
-                events, _ = self.checker.add(statements, CHANGES, path=path, canonical=True)
-            except DiagnosticError:
-                self.checker.reset(mark)
-                if tries:
+        lost, caught_up = 0, False  # races lost in a row (the turn: runtime/transactions.py)
+        try:
+            while True:
+                mark = self.checker.mark()
+                try:
+                    events, _ = self.checker.add(statements, CHANGES, path=path,
+                                                 canonical=True)
+                except DiagnosticError:
+                    self.checker.reset(mark)
+                    if caught_up:
+                        raise
+                    caught_up = True
+                    self.catch_up()  # perhaps valid after what other writers committed
+                    continue
+                if not all(self.engine.groupable(e, self.scenario.policy) for e in events):
+                    self.checker.reset(mark)
+                    raise _Parted()
+                step = self.step - len(events)
+                extra = []
+                for statement, record in zip(statements, records):
+                    if not isinstance(statement, DECLARATIONS):
+                        step += 1
+                    extra += record(0 if isinstance(statement, DECLARATIONS) else step)
+                try:
+                    self.apply_together(statements, extra)
+                except Behind:
+                    self.checker.reset(mark)
+                    lost += 1
+                    self.catch_up()
+                    if after_step is not None:
+                        raise StaleWrite(after_step, self.step) from None
+                    if lost >= MAX_TRIES:
+                        raise DatabaseUnavailable(f"gave up after {lost} tries: other "
+                                                  "writers kept committing first") from None
+                    if lost >= TURN_AFTER:
+                        self.engine.take_turn()  # fairness, as `apply`
+                    continue
+                except DatabaseUnavailable:
+                    self.checker.reset(mark)  # undone (or left for the next attach to undo)
+                    self.catch_up()
                     raise
-                tries += 1
-                self.catch_up()  # perhaps valid after what other writers committed
-                continue
-            if not all(self.engine.groupable(e, self.scenario.policy) for e in events):
-                self.checker.reset(mark)
-                raise _Parted()
-            step = self.step - len(events)
-            extra = []
-            for statement, record in zip(statements, records):
-                if not isinstance(statement, DECLARATIONS):
-                    step += 1
-                extra += record(0 if isinstance(statement, DECLARATIONS) else step)
-            try:
-                self.apply_together(statements, extra)
-            except Behind:
-                self.checker.reset(mark)
-                tries += 1
-                self.catch_up()
-                if after_step is not None:
-                    raise StaleWrite(after_step, self.step) from None
-                if tries >= MAX_TRIES:
-                    raise DatabaseUnavailable(f"gave up after {tries} tries: other writers "
-                                              "kept committing first") from None
-                continue
-            except DatabaseUnavailable:
-                self.checker.reset(mark)  # undone (or left for the next attach to undo)
-                self.catch_up()
-                raise
-            return self.scenario.events[len(self.scenario.events) - len(events):]
+                lost = 0  # the commit ended the turn it used
+                return self.scenario.events[len(self.scenario.events) - len(events):]
+        finally:
+            if lost >= TURN_AFTER:
+                self.engine.end_turn()  # refused or failed while holding it
 
     def apply_together(self, statements: Sequence, extra: Sequence[tuple] = ()) -> None:
         """Commit statements the checker has just taken (the scenario's newest events, each

@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from conftest import REPO
-from tomc.api import Session
+from tomc.api import AccessDenied, Session
 from tomc.engine import memory
 from tomc.engine.applier import serve_appliers
 from tomc.engine.keys import appliers_key, memory_key
@@ -124,3 +124,20 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
         with pytest.raises(redis.exceptions.NoPermissionError):
             command()
     maya.close()
+
+
+def test_attaching_with_the_agents_credential_is_refused_clearly_for_now(served, tmp_path):
+    """What remains of item 5 (docs/security.md): a session or an MCP agent server needs
+    the world graph, which the agent's user may not read; it says so (exit 4)."""
+    db, _ = served
+    issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url,
+                  env=bare_env(tmp_path))
+    url = issued.stdout.strip()
+    with pytest.raises(AccessDenied, match="agent's own credential"):
+        Session.attach(NAME, db=url, as_agent="Maya")
+    served_mcp = subprocess.run([sys.executable, "-m", "tomc", "mcp", "--memory", NAME,
+                                 "--agent", "Maya", "--db", url], capture_output=True,
+                                text=True, env=bare_env(tmp_path), cwd=str(REPO), timeout=120,
+                                stdin=subprocess.DEVNULL)
+    assert served_mcp.returncode == 4 and "Traceback" not in served_mcp.stderr, \
+        served_mcp.stderr

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import pydantic
+import redis
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.announcements import AnnouncementPlan
@@ -251,6 +252,13 @@ class Session:
                 agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
                 reader = AgentReader(live, as_agent, agent_db)
+        except redis.exceptions.NoPermissionError as err:
+            stack.close()
+            raise AccessDenied(
+                f"this connection is an agent's own credential ({err}): it submits the "
+                "agent's own speech to the memory's applier (`tomc memory apply --as AGENT`), "
+                "but attaching a session still needs the administrator's connection "
+                "(docs/security.md)") from None
         except BaseException:
             stack.close()
             raise

@@ -10,7 +10,9 @@ import typer
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, WAIT_OPTION,
                              fail, with_options)
 from tomc.cli.extras import needs_extra
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
+
+EXIT_ACCESS_DENIED = 4
 
 
 def mcp(memory: str = typer.Option(..., "--memory", "-m",
@@ -65,3 +67,5 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
              "a supervisor first, or use the CLI or API)", EXIT_BAD_INPUT)
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE)
+    except AccessDenied as err:
+        fail(f"access denied: {err}", EXIT_ACCESS_DENIED)

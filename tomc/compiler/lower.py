@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
 from tomc.compiler.reads import Bindings
+from tomc.compiler.resolve import Changes, Held, Resolution
 from tomc.compiler.routing import (Chain, Route, communication_routes, observation_routes,
                                    truth_adopts)
 from tomc.compiler.templates import render
@@ -35,9 +36,11 @@ class Compiler:
     session keeps its compiler for the scenario's life.
     """
 
-    def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None):
+    def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None,
+                 held: Optional[Held] = None):
         self.scenario = scenario
         self.perspectives = perspectives or Perspectives(scenario.chains())
+        self.held = held or Held()
         self._chains: tuple[tuple, list[Chain]] = ((), [])
 
     def chains(self) -> list[Chain]:
@@ -49,9 +52,11 @@ class Compiler:
         return self._chains[1]
 
     def accept(self, plan: EventPlan) -> None:
-        """Record what a committed event made each chain own (tomc/compiler/perspectives.py);
-        the next event is compiled against it."""
+        """Record what a committed event made each chain own (tomc/compiler/perspectives.py)
+        and the versions it left open (tomc/compiler/resolve.py); the next event is compiled
+        against them."""
         self.perspectives.accept(plan.perspectives)
+        self.held.accept(plan.held)
 
     # ---------------------------------------------------------------- setup and declarations
 
@@ -98,19 +103,19 @@ class Compiler:
         world = self._world(event, "presence.cypher", rev, {"actors": list(event.agents),
                                                             "room": event.room})
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
-            return self._plan(event, world, {}, ())
+            return self._plan(event, world, {}, (), rev)
         facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
         routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
                                     event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, ("revealed",))
+        return self._routed(event, world, routes, facts, ("revealed",), rev)
 
     def _observation(self, event: Observation, bindings: Bindings, rev: int) -> EventPlan:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, event.room)]
-        world = self._world(event, "observation.cypher", rev, {"facts": facts, "truth": True})
+        world = self._world(event, "observation.cypher", rev, {})
         routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
                                     event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, ())
+        return self._routed(event, world, routes, facts, (), rev, truth=True)
 
     def _communication(self, event: Communication, bindings: Bindings, rev: int) -> EventPlan:
         policy = self.scenario.policy
@@ -122,26 +127,23 @@ class Compiler:
         truth = truth_adopts(event, policy)
         # An ending passes on no value: who-told-whom (TOLD edges) follows values.
         world = self._world(event, "communication.cypher", rev,
-                            {"facts": facts, "truth": truth, "speaker": event.speaker,
+                            {"facts": facts, "speaker": event.speaker,
                              "listeners": list(event.listeners)},
                             told=event.speaker is not None and bool(event.listeners)
                             and not fact.ended,
-                            truth=truth is not None, ended=fact.ended)
+                            truth=truth is not None)
         exit_order = policy.trust == "exit_order"
         believers = bindings.believers if exit_order else list(event.listeners)
         routes = communication_routes(policy, self.chains(), event, believers)
-        return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
+        return self._routed(event, world, routes, facts, ("believers",) if exit_order else (),
+                            rev, truth=truth)
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
                        support=h["support"]) for h in bindings.handed]
-        # `n` keeps two equal rivals (one source contesting twice) two rows: contest.cypher
-        # groups by row, and each is a contested claim of its own, as in the reference.
-        rivals = [{"key": key, "n": n, **rival}
-                  for n, (key, rival) in enumerate((h["key"], r) for h in bindings.handed
-                                                   for r in h["rivals"])]
+        rivals = [{"key": h["key"], **rival} for h in bindings.handed for rival in h["rivals"]]
         world = self._world(event, "communication.cypher", rev,
-                            {"facts": facts, "truth": None, "speaker": event.speaker,
+                            {"facts": facts, "speaker": event.speaker,
                              "listeners": [event.listener]},
                             told=bool(facts), truth=False)
         # Exit order judges one key's room; a handoff carries several keys: the receiver
@@ -149,69 +151,75 @@ class Compiler:
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
         routes = communication_routes(self.scenario.policy, self.chains(), event,
                                       believers)
-        return self._routed(event, world, routes, facts, ("handed",), rivals)
+        return self._routed(event, world, routes, facts, ("handed",), rev, rivals)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
-        return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
+        return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, (), rev)
 
     # ---------------------------------------------------------------- parts
 
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
                **context) -> Statement:
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "line": event.line, "witnesses": list(event.witnesses), "minds": [],
-                "ties": self.scenario.policy.ties}
+                "line": event.line, "witnesses": list(event.witnesses), "minds": []}
         return Statement(WORLD, template, render(template, kind=event.kind, **context),
                          {**base, **params}, (event.line, event.text))
 
     def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
-                facts: list[FactRow], bound: tuple[str, ...],
-                rivals: Sequence[FactRow] = ()) -> EventPlan:
+                facts: list[FactRow], bound: tuple[str, ...], rev: int,
+                rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
         keys = [f["key"] for f in facts]
         plans = self.perspectives.plan(routes, keys) if facts else {}
-        return self._plan(event, world, plans, bound, facts, rivals)
+        return self._plan(event, world, plans, bound, rev, facts, rivals, truth)
 
     def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
-              bound: tuple[str, ...], facts: Optional[list[FactRow]] = None,
-              rivals: Sequence[FactRow] = ()) -> EventPlan:
+              bound: tuple[str, ...], rev: int, facts: Sequence[FactRow] = (),
+              rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
+        """The event's statements: the world's, then one per mind graph it writes, each
+        carrying what resolution (tomc/compiler/resolve.py) decided for its chains; `truth`
+        says whether the truth takes the facts outright (True), by the table (False) or
+        not at all (None)."""
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
+        witnesses = list(event.witnesses)
+        resolution = Resolution(self.held, rev, event.step, self.scenario.policy.ties,
+                                {"kind": event.kind, "text": event.text, "line": event.line,
+                                 "witnesses": witnesses})
+        if truth is not None:
+            for fact in facts:
+                resolution.resolve((), fact, truth, "truth")
+            world.params.update(resolution.changes.pop(None, Changes()).params())
+        # Copies first: a chain copies its owner's history as it was before the event.
+        for agent in minds:
+            for c in plans[agent].copies:
+                resolution.copy(c.chain, c.source, c.key)
+        for agent in minds:
+            for w in plans[agent].writes:
+                for fact in facts:
+                    if fact["key"] in w.keys:
+                        resolution.resolve(w.chain, fact, w.force, w.rule)
+                for rival in rivals:  # a handoff's caveats, contested at the receiver
+                    if rival["key"] in w.keys:
+                        resolution.rival(w.chain, rival)
         plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
-                         plans)
+                         plans, resolution.changed)
         origin = (event.line, event.text)
         for agent in minds:
-            mind = plans[agent]
-            if mind.copies:
-                plan.statements.append(Statement(
-                    agent, "copy.cypher", render("copy.cypher"),
-                    {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
-                                                     "key": c.key} for c in mind.copies]},
-                    origin, links=True))
-            ended = bool(facts) and facts[0].get("ended", False)
+            changes = resolution.changes.get(agent, Changes())
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher", ended=ended),
+                agent, "mind.cypher", render("mind.cypher", copies=bool(changes.copies)),
                 {"step": event.step, "kind": event.kind, "text": event.text,
-                 "line": event.line, "witnesses": list(event.witnesses), "facts": facts,
-                 "ties": self.scenario.policy.ties,
-                 "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
-                             "keys": list(w.keys)} for w in mind.writes]},
+                 "line": event.line, "witnesses": witnesses, **changes.params()},
                 origin, links=True))
-            if rivals and mind.writes:  # a handoff's caveats, contested at the receiver
-                plan.statements.append(Statement(
-                    agent, "contest.cypher", render("contest.cypher"),
-                    {"step": event.step, "kind": event.kind, "rivals": list(rivals),
-                     "writes": [{"p": list(w.chain), "keys": list(w.keys)}
-                                for w in mind.writes]},
-                    origin, links=True))
         return plan
 
 
 def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,
           authority: int = 0, published: Optional[str] = None, valid_from: str = "",
           support: Optional[Sequence[str]] = None) -> FactRow:
-    """A fact as the templates take it (resolve.cypher's `f`): `support` lists the sources
+    """A fact as resolution takes it (tomc/compiler/resolve.py): `support` lists the sources
     it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
-    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher)."""
+    (`ended`) also has `of` and `valid_to`."""
     if support is None:
         support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,

@@ -27,6 +27,7 @@ from tomc.compiler.lower import Compiler
 from tomc.compiler.perspectives import Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_names
 from tomc.compiler.reads import Bindings, reads_for
+from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import Behind
@@ -279,12 +280,15 @@ class FalkorEngine:
         written = forks.written_minds(events, self.graphs.agents)
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
             shadow = FalkorEngine(self.db, self.scenario, forked,
-                                  Compiler(self.scenario, copy.deepcopy(
-                                      self.compiler.perspectives)))
+                                  Compiler(self.scenario,
+                                           copy.deepcopy(self.compiler.perspectives),
+                                           copy.deepcopy(self.compiler.held)))
             shadow.executor.directory = self.executor.directory
-            for event in events:
+            for n, event in enumerate(events, 1):
                 reads = reads_for(event, self.scenario.policy)
-                plan = shadow.compiler.event(event, shadow._bindings(reads, event))
+                # Version ids come from the revision: past the stored ones, never theirs.
+                plan = shadow.compiler.event(event, shadow._bindings(reads, event),
+                                             self.revision + n)
                 shadow.compiler.accept(plan)
                 shadow.executor.execute(forked, plan.statements)
             yield GraphView(self.db, forked, self.scenario, events[-1].step)
@@ -330,10 +334,12 @@ class FalkorEngine:
     # ---------------------------------------------------------------- state from the graphs
 
     def load_perspectives(self) -> None:
-        """Rebuild the compiler's knowledge of which chain owns which key, and the
-        directory of perspective ids, from the mind graphs (a writer that attaches or
-        catches up)."""
+        """Rebuild the compiler's knowledge of which chain owns which key and of the open
+        versions, and the directory of perspective ids, from the graphs (a writer that
+        attaches or catches up)."""
         found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        held = Held()
+        held.load(found.pop(None))
         perspectives = Perspectives(self.scenario.chains())
         for agent, (rows, keys) in found.items():
             perspectives.keys[agent] = set(keys)
@@ -341,5 +347,5 @@ class FalkorEngine:
                 chain = tuple(row["agents"])
                 if chain in perspectives.owned:
                     perspectives.own(chain, row["owns"] or [])
-        self.compiler = Compiler(self.scenario, perspectives)
+        self.compiler = Compiler(self.scenario, perspectives, held)
 

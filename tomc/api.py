@@ -504,7 +504,8 @@ class Session:
         if self.agent is None:
             return self._live.engine.answer(query)
         self._own_chain(query.chain)
-        return queries.answer(self._agent_db, self._live.engine.graphs, query)
+        engine = self._live.engine
+        return queries.answer(self._agent_db, engine.graphs, query, engine.owner_id(query))
 
     def _ready(self, query: ReadyQuery) -> ReadyAnswer:
         if self.agent is None:

@@ -234,13 +234,27 @@ class FalkorEngine:
     # ---------------------------------------------------------------- questions
 
     def answer(self, query: QueryModel) -> Answer:
-        return answer(self.db, self.graphs, query)
+        return answer(self.db, self.graphs, query, self.owner_id(query))
+
+    def owner_id(self, query: QueryModel) -> int:
+        """The node id of the perspective that stores `query`'s key for its chain (the
+        truth's, in the world graph): a belief read starts there (tomc/runtime/queries.py)."""
+        ids = self.executor.directory.ids
+        if not query.chain:
+            if self.graphs.world not in ids:  # a run's engine reads it once; a writer that
+                read = Statement(WORLD, "read_perspectives.cypher",  # attaches learns it
+                                 render("read_perspectives.cypher"), {}, (0, "the truth"))
+                self.executor.directory.learn(self.graphs.world,
+                                              self.executor.read(self.graphs, read))
+            return ids[self.graphs.world][()]
+        owner = self.compiler.perspectives.owner(query.chain, query.key)
+        return ids[self.graphs.mind(owner[0])][owner]
 
     def answer_all(self, queries: Sequence[QueryModel]) -> list[Answer]:
         """`answer` of each query, their reads pipelined in one round trip."""
         commands = []
         for query in queries:
-            graph, template, params = belief_read(self.graphs, query)
+            graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
             commands.append(query_command(graph, render(template), params, read_only=True))
         replies = self.executor.read_all(commands, [(q.line, q.text) for q in queries])
         return [answer_from_rows(q, reply_rows(r)) for q, r in zip(queries, replies)]
@@ -248,7 +262,7 @@ class FalkorEngine:
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""
-        rows = self._rows_if_current(belief_read(self.graphs, query))
+        rows = self._rows_if_current(belief_read(self.graphs, query, self.owner_id(query)))
         return None if rows is None else answer_from_rows(query, rows)
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:

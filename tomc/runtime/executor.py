@@ -151,9 +151,9 @@ class Executor:
         return replies
 
     def learn_perspectives(self, graphs: GraphNames, agents: Iterable[str]) -> dict:
-        """Read the perspectives of `agents`' mind graphs, the keys each mind holds and the
-        open versions of every graph (pipelined, one round trip): the directory learns the
-        ids; returns {agent: (rows {id, agents, owns}, keys)} and, under None, the open
+        """Read the perspectives of `agents`' mind graphs and the truth's, the keys each mind
+        holds and the open versions of every graph (pipelined, one round trip): the
+        directory learns the ids; returns {agent: (rows {id, agents, owns}, keys)} and, under None, the open
         versions' rows (read_open.cypher)."""
         agents = list(agents)
         pipe = self.db.redis.pipeline(transaction=False)
@@ -162,13 +162,15 @@ class Executor:
                              "read_open.cypher"):
                 pipe.execute_command(*query_command(graphs.mind(agent), render(template), {},
                                                     read_only=True))
-        pipe.execute_command(*query_command(graphs.world, render("read_open.cypher"), {},
-                                            read_only=True))
+        for template in ("read_perspectives.cypher", "read_open.cypher"):
+            pipe.execute_command(*query_command(graphs.world, render(template), {},
+                                                read_only=True))
         try:
             replies = pipe.execute()
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as err:
             raise DatabaseUnavailable(f"FalkorDB failed read_perspectives.cypher: {err}") \
                 from None
+        self.directory.learn(graphs.world, reply_rows(replies[-2]))  # the truth
         out: dict = {None: reply_rows(replies[-1])}
         for i, agent in enumerate(agents):
             rows = reply_rows(replies[3 * i])

@@ -14,7 +14,7 @@ kind touches one place here, one in the reference interpreter and one template.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
@@ -159,20 +159,19 @@ class Compiler:
     # ---------------------------------------------------------------- parts
 
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
-               **context) -> Statement:
+               **context) -> "WorldPart":
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
                 "line": event.line, "witnesses": list(event.witnesses), "minds": []}
-        return Statement(WORLD, template, render(template, kind=event.kind, **context),
-                         {**base, **params}, (event.line, event.text))
+        return WorldPart(template, {**base, **params}, context)
 
-    def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
+    def _routed(self, event: AnyEvent, world: "WorldPart", routes: Sequence[Route],
                 facts: list[FactRow], bound: tuple[str, ...], rev: int,
                 rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
         keys = [f["key"] for f in facts]
         plans = self.perspectives.plan(routes, keys) if facts else {}
         return self._plan(event, world, plans, bound, rev, facts, rivals, truth)
 
-    def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
+    def _plan(self, event: AnyEvent, world: "WorldPart", plans: dict[str, MindPlan],
               bound: tuple[str, ...], rev: int, facts: Sequence[FactRow] = (),
               rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
         """The event's statements: the world's, then one per mind graph it writes, each
@@ -181,6 +180,7 @@ class Compiler:
         not at all (None)."""
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
+        truth_changes = Changes()
         witnesses = list(event.witnesses)
         resolution = Resolution(self.held, rev, event.step, self.scenario.policy.ties,
                                 {"kind": event.kind, "text": event.text, "line": event.line,
@@ -188,7 +188,8 @@ class Compiler:
         if truth is not None:
             for fact in facts:
                 resolution.resolve((), fact, truth, "truth")
-            world.params.update(resolution.changes.pop(None, Changes()).params())
+            truth_changes = resolution.changes.pop(None, Changes())
+            world.params.update(truth_changes.params())
         # Copies first: a chain copies its owner's history as it was before the event.
         for agent in minds:
             for c in plans[agent].copies:
@@ -201,17 +202,33 @@ class Compiler:
                 for rival in rivals:  # a handoff's caveats, contested at the receiver
                     if rival["key"] in w.keys:
                         resolution.rival(w.chain, rival)
-        plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
-                         plans, resolution.changed)
         origin = (event.line, event.text)
+        statement = Statement(WORLD, world.template,
+                              render(world.template, kind=event.kind, **world.context,
+                                     **truth_changes.parts()), world.params, origin)
+        plan = EventPlan(event.step, event.line, event.text, [statement], tuple(minds), bound,
+                         plans, resolution.changed)
         for agent in minds:
             changes = resolution.changes.get(agent, Changes())
+            if changes.copies:
+                plan.statements.append(Statement(
+                    agent, "copy.cypher", render("copy.cypher"),
+                    {"step": event.step, "copies": changes.copies}, origin, links=True))
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher", copies=bool(changes.copies)),
+                agent, "mind.cypher", render("mind.cypher", **changes.parts()),
                 {"step": event.step, "kind": event.kind, "text": event.text,
                  "line": event.line, "witnesses": witnesses, **changes.params()},
                 origin, links=True))
         return plan
+
+
+class WorldPart(NamedTuple):
+    """An event's world statement before resolution: rendered once the truth's changes are
+    known (write.cypher renders only the parts they use)."""
+
+    template: str
+    params: dict
+    context: dict
 
 
 def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,

@@ -17,8 +17,9 @@ tests/test_resolution_table.py compare the two.
 Shapes: `Version(vid, key, value, authority, published, valid_from, source, support)`;
 `Changes` holds one graph's parameter rows (docs/cypher.md, write.cypher):
 copies {p, source, key, open: [{from, vid}]}, creates {p, v: properties},
-supports {p, vid, sources, authority, top}, contests {p, vid, n, key, value, source,
-authority, published}, closes {p, vid, by, valid_to}; `p` and `source` are chains, linked
+supports {p, vid, sources, authority, top}, contests {p, vid, key, value, source,
+authority, published}, closes {p, vid, valid_to} (an ending), supersedes {p, vid, by,
+valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
 """
 
@@ -53,17 +54,26 @@ class Version:
 
 @dataclass
 class Changes:
-    """One graph's rows for write.cypher (module docstring)."""
+    """One graph's rows for copy.cypher and write.cypher (module docstring)."""
 
     copies: list[dict] = field(default_factory=list)
     creates: list[dict] = field(default_factory=list)
     supports: list[dict] = field(default_factory=list)
     contests: list[dict] = field(default_factory=list)
     closes: list[dict] = field(default_factory=list)
+    supersedes: list[dict] = field(default_factory=list)
 
     def params(self) -> dict[str, list[dict]]:
-        return {"copies": self.copies, "creates": self.creates, "supports": self.supports,
-                "contests": self.contests, "closes": self.closes}
+        """write.cypher's rows: creates and supersedes always, the rarer parts when they
+        have rows (only those are rendered: `parts`). Copies go in copy.cypher."""
+        rare = {"supports": self.supports, "contests": self.contests, "closes": self.closes}
+        return {"creates": self.creates, "supersedes": self.supersedes,
+                **{name: rows for name, rows in rare.items() if rows}}
+
+    def parts(self) -> dict[str, bool]:
+        """Which of write.cypher's rarer parts to render."""
+        return {"supports": bool(self.supports), "contests": bool(self.contests),
+                "closes": bool(self.closes)}
 
 
 class Held:
@@ -147,8 +157,8 @@ class Resolution:
             valid_to = _later(fact["valid_from"], held.valid_from)
             kept = tuple(v for v in versions if v.vid != held.vid)
             new = self._create(chain, fact, rule, kept)
-            self._graph(chain).closes.append({"p": chain, "vid": held.vid, "by": new,
-                                              "valid_to": valid_to})
+            self._graph(chain).supersedes.append({"p": chain, "vid": held.vid, "by": new,
+                                                  "valid_to": valid_to})
         elif outcome == "contest":
             self._contest(chain, held, fact["value"], fact)
         return outcome
@@ -182,7 +192,7 @@ class Resolution:
                 outcome = "close"
                 kept.remove(held)
                 self._graph(chain).closes.append({
-                    "p": chain, "vid": held.vid, "by": None,
+                    "p": chain, "vid": held.vid,
                     "valid_to": _later(fact.get("valid_to"), held.valid_from)})
             elif outcome == "contest":
                 self._contest(chain, held, ENDED, fact)
@@ -227,9 +237,7 @@ class Resolution:
                                                    for v in versions)
 
     def _contest(self, chain: Chain, held: Version, value: Optional[str], fact: Fact) -> None:
-        rows = self._graph(chain).contests
-        # `n` keeps two equal claims two rows (write.cypher groups by row).
-        rows.append({"p": chain, "vid": held.vid, "n": len(rows), "key": fact["key"],
+        self._graph(chain).contests.append({"p": chain, "vid": held.vid, "key": fact["key"],
                      "value": value, "source": fact["source"],
                      "authority": fact["authority"], "published": fact["published"]})
 

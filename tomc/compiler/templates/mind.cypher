@@ -4,4 +4,4 @@
 CREATE (:Event {step: $step, kind: $kind, text: $text, line: $line, witnesses: $witnesses})
 WITH count(*) AS recorded
 {% include "write.cypher" %}
-RETURN closed AS written
+RETURN count(*) AS written

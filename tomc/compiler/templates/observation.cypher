@@ -1,5 +1,5 @@
-// {{ kind }}: a world change observed in its room; the truth adopts it (write.cypher, the
+// A world change observed in its room; the truth adopts it (write.cypher, the
 // truth's rows).
 {% include "event_node.cypher" %}
 {% with world = true %}{% include "write.cypher" %}{% endwith %}
-RETURN closed AS resolved
+RETURN count(*) AS resolved

@@ -182,9 +182,7 @@ class Compiler:
         world.params["minds"] = minds
         truth_changes = Changes()
         witnesses = list(event.witnesses)
-        resolution = Resolution(self.held, rev, event.step, self.scenario.policy.ties,
-                                {"kind": event.kind, "text": event.text, "line": event.line,
-                                 "witnesses": witnesses})
+        resolution = Resolution(self.held, rev, self.scenario.policy.ties)
         if truth is not None:
             for fact in facts:
                 resolution.resolve((), fact, truth, "truth")

@@ -101,14 +101,12 @@ class Resolution:
     """Resolving one change: reads `held`, records what it changes in `changed` (accepted
     once committed) and each graph's rows in `changes` (by agent; None: the world graph)."""
 
-    def __init__(self, held: Held, rev: int, step: int, ties: str, provenance: dict):
+    def __init__(self, held: Held, rev: int, ties: str):
         self.held = held
         self.changed: dict[tuple[Chain, str], tuple[Version, ...]] = {}
         self.changes: dict[Optional[str], Changes] = {}
         self.next_vid = rev * VIDS
-        self.step = step
         self.ties = ties
-        self.provenance = provenance  # kind, text, line, witnesses: stored on each version
 
     def current(self, chain: Chain, key: str) -> tuple[Version, ...]:
         slot = (chain, key)
@@ -209,19 +207,17 @@ class Resolution:
     # ---------------------------------------------------------------- rows
 
     def _create(self, chain: Chain, fact: Fact, rule: str, kept: tuple[Version, ...]) -> int:
+        """A new open version (write.cypher adds what every version of the event shares:
+        its step, and the event's kind, text, line and witnesses as provenance)."""
         vid = self._vid()
-        support = list(fact["support"])
-        step, authority = self.step, fact["authority"]
         self._graph(chain).creates.append({"p": chain, "v": {
             "vid": vid, "key": fact["key"], "value": fact["value"], "many": fact["many"],
-            "since": step, "rule": rule, "source": fact["source"], "authority": authority,
-            "origin_authority": authority, "published": fact["published"],
-            "valid_from": fact["valid_from"], "room": fact["room"], "made": step,
-            "support": support, "support_since": [step] * len(support),
-            "support_authority": [authority] * len(support), **self.provenance}})
+            "rule": rule, "source": fact["source"], "authority": fact["authority"],
+            "published": fact["published"], "valid_from": fact["valid_from"],
+            "room": fact["room"], "support": list(fact["support"])}})
         self.changed[(chain, fact["key"])] = (*kept, Version(
-            vid, fact["key"], fact["value"], authority, fact["published"], fact["valid_from"],
-            fact["source"], tuple(support)))
+            vid, fact["key"], fact["value"], fact["authority"], fact["published"],
+            fact["valid_from"], fact["source"], tuple(fact["support"])))
         return vid
 
     def _corroborate(self, chain: Chain, fact: Fact, held: Version,

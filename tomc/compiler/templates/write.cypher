@@ -15,7 +15,10 @@
 UNWIND $creates AS n
 {{ perspective("n") }}
 CREATE (p)-[:HOLDS]->(v:V)
-SET v = n.v
+SET v = n.v, v.since = $step, v.made = $step, v.origin_authority = n.v.authority,
+    v.support_since = [x IN n.v.support | $step],
+    v.support_authority = [x IN n.v.support | n.v.authority],
+    v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
 WITH count(*) AS created
 {% if supports | default(false) -%}
 UNWIND $supports AS s

@@ -20,7 +20,7 @@ from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
 from tomc.compiler.reads import Bindings
 from tomc.compiler.resolve import Changes, Held, Resolution
-from tomc.compiler.routing import (Chain, Route, communication_routes, observation_routes,
+from tomc.compiler.routing import (Chain, Routing, communication_routing, observation_routing,
                                    truth_adopts)
 from tomc.compiler.templates import render
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
@@ -41,15 +41,6 @@ class Compiler:
         self.scenario = scenario
         self.perspectives = perspectives or Perspectives(scenario.chains())
         self.held = held or Held()
-        self._chains: tuple[tuple, list[Chain]] = ((), [])
-
-    def chains(self) -> list[Chain]:
-        """The scenario's chains (ScenarioModel.chains), kept while its agents and depth stay
-        the same: a 16-agent scenario at depth 3 has 3,616, and every routed event asks."""
-        shape = (tuple(self.scenario.agents), self.scenario.policy.depth)
-        if self._chains[0] != shape:
-            self._chains = (shape, self.scenario.chains())
-        return self._chains[1]
 
     def accept(self, plan: EventPlan) -> None:
         """Record what a committed event made each chain own (tomc/compiler/perspectives.py)
@@ -105,17 +96,17 @@ class Compiler:
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, (), rev)
         facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
-        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
-                                    event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, ("revealed",), rev)
+        routing = observation_routing(self.scenario.policy, self.scenario.agents,
+                                      event.witnesses, event.peekers, event.distracted)
+        return self._routed(event, world, routing, facts, ("revealed",), rev)
 
     def _observation(self, event: Observation, bindings: Bindings, rev: int) -> EventPlan:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, event.room)]
         world = self._world(event, "observation.cypher", rev, {})
-        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
-                                    event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, (), rev, truth=True)
+        routing = observation_routing(self.scenario.policy, self.scenario.agents,
+                                      event.witnesses, event.peekers, event.distracted)
+        return self._routed(event, world, routing, facts, (), rev, truth=True)
 
     def _communication(self, event: Communication, bindings: Bindings, rev: int) -> EventPlan:
         policy = self.scenario.policy
@@ -134,8 +125,8 @@ class Compiler:
                             truth=truth is not None)
         exit_order = policy.trust == "exit_order"
         believers = bindings.believers if exit_order else list(event.listeners)
-        routes = communication_routes(policy, self.chains(), event, believers)
-        return self._routed(event, world, routes, facts, ("believers",) if exit_order else (),
+        routing = communication_routing(policy, self.scenario.agents, event, believers)
+        return self._routed(event, world, routing, facts, ("believers",) if exit_order else (),
                             rev, truth=truth)
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
@@ -149,9 +140,9 @@ class Compiler:
         # Exit order judges one key's room; a handoff carries several keys: the receiver
         # does not take it as trusted (docs/language.md, "handoff ... write").
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
-        routes = communication_routes(self.scenario.policy, self.chains(), event,
-                                      believers)
-        return self._routed(event, world, routes, facts, ("handed",), rev, rivals)
+        routing = communication_routing(self.scenario.policy, self.scenario.agents, event,
+                                        believers)
+        return self._routed(event, world, routing, facts, ("handed",), rev, rivals)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
         return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, (), rev)
@@ -164,11 +155,11 @@ class Compiler:
                 "line": event.line, "witnesses": list(event.witnesses), "minds": []}
         return WorldPart(template, {**base, **params}, context)
 
-    def _routed(self, event: AnyEvent, world: "WorldPart", routes: Sequence[Route],
+    def _routed(self, event: AnyEvent, world: "WorldPart", routing: Routing,
                 facts: list[FactRow], bound: tuple[str, ...], rev: int,
                 rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
         keys = [f["key"] for f in facts]
-        plans = self.perspectives.plan(routes, keys) if facts else {}
+        plans = self.perspectives.plan(routing, keys) if facts else {}
         return self._plan(event, world, plans, bound, rev, facts, rivals, truth)
 
     def _plan(self, event: AnyEvent, world: "WorldPart", plans: dict[str, MindPlan],

@@ -1,6 +1,6 @@
-// A communication: the speaker (or source) reaches its listeners; who told whom is recorded
-// for explain{% if truth %}, and the truth resolves the claim (write.cypher, the truth's
-// rows){% endif %}.
+// A communication: the speaker (or source) reaches its listeners; who told whom is
+// recorded for explain{% if truth %}, and the truth resolves the claim (write.cypher, the
+// truth's rows){% endif %}.
 {% include "event_node.cypher" %}
 {% if told -%}
 {% include "told.cypher" %}

@@ -45,10 +45,12 @@ CASES = {
 API_CODES = {"E143", "E144"}
 # Codes of `tomc extract` (a model's answer and its candidates): cases in tests/test_extract.py.
 EXTRACT_CODES = {"E200", "E201", "E202", "E203"}
+# Codes of access tokens (tomc token, tomc mcp --http): cases in tests/test_tokens.py.
+TOKEN_CODES = {"E210"}
 
 
 def test_every_code_has_a_case():
-    assert set(CASES) | API_CODES | EXTRACT_CODES == set(CODES)
+    assert set(CASES) | API_CODES | EXTRACT_CODES | TOKEN_CODES == set(CODES)
 
 
 @pytest.mark.parametrize("code", sorted(CASES))

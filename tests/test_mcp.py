@@ -15,20 +15,26 @@ import os
 import socket
 import subprocess
 import sys
-from contextlib import asynccontextmanager
+import time
+import urllib.error
+import urllib.request
+from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Iterator, Optional
 
 import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import REPO
 from tomc.api import Session
 from tomc.engine import memory
 from tomc.mcp.sdk import SDK_V2
+from tomc.runtime import tokens
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -44,6 +50,7 @@ AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_f
 # seconds in v2, a timedelta in v1; results are read by their wire names (`wire`).
 TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)
 MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
+            "mcp_http_other", "mcp_pages",
             "mcp_exists", "mcp_nowhere", "mcp_ready"]
 
 
@@ -106,7 +113,7 @@ async def refused(client: ClientSession, tool: str, **arguments) -> dict:
     """A tool error's payload."""
     result = await client.call_tool(tool, arguments)
     assert wire(result)["isError"], wire(result)["structuredContent"]
-    return json.loads(result.content[0].text)
+    return json.loads(result.content[-1].text)
 
 
 def record_story(db, memory: str) -> None:
@@ -354,16 +361,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_streamable_http_on_loopback_answers_a_tool_call(db):
-    record_story(db, "mcp_http")
+@contextmanager
+def http_server(db, memory: str, *options: str) -> Iterator[str]:
+    """`tomc mcp --memory MEMORY OPTIONS --http PORT` running; yields its URL."""
     port = free_port()
     server = subprocess.Popen(
-        [*tomc_command(), "mcp", "--memory", "mcp_http", "--db", server_url(db),
+        [*tomc_command(), "mcp", "--memory", memory, *options, "--db", server_url(db),
          "--http", str(port)], env={**os.environ, **server_env()}, cwd=str(REPO),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-    async def scenario():
-        url = f"http://127.0.0.1:{port}/mcp"
+    try:
         for _ in range(300):  # the server starts in a second or so; give it 30 s
             if server.poll() is not None:
                 raise AssertionError(server.stderr.read())
@@ -371,21 +377,115 @@ def test_streamable_http_on_loopback_answers_a_tool_call(db):
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
                     break
             except OSError:
-                await anyio.sleep(0.1)
-        # (read, write) in v2; v1 adds a third item (a session-id getter)
-        async with streamable_http_client(url) as streams, \
-                ClientSession(*streams[:2], read_timeout_seconds=TIMEOUT) as client:
-            await client.initialize()
-            tools = {t.name for t in (await client.list_tools()).tools}
-            return tools, await call(client, "false_beliefs")
-
-    try:
-        tools, wrong = anyio.run(scenario)
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.terminate()
         server.wait(timeout=30)
-    assert tools == SUPERVISOR_TOOLS
-    assert wrong["false_beliefs"][0]["chain"] == ["Maya"]
+
+
+def http_tools(url: str, token: Optional[str], tool: Optional[str] = None, **arguments):
+    """With the SDK's streamable HTTP client, carrying `token` as a bearer token (None:
+    no Authorization header): the tool names, and `tool`'s structured result if named."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+
+    async def scenario():
+        # (read, write) in v2; v1 adds a third item (a session-id getter)
+        async with create_mcp_http_client(headers=headers) as http, \
+                streamable_http_client(url, http_client=http) as streams, \
+                ClientSession(*streams[:2], read_timeout_seconds=TIMEOUT) as client:
+            await client.initialize()
+            tools = {t.name for t in (await client.list_tools()).tools}
+            return tools, (await call(client, tool, **arguments)) if tool else None
+
+    return anyio.run(scenario)
+
+
+def raw_post(url: str, token: Optional[str]) -> tuple[int, dict, dict]:
+    """An `initialize` POST without the SDK: (status, headers, JSON body)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "0"}}}).encode()
+    request = urllib.request.Request(url, body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        **({"Authorization": f"Bearer {token}"} if token else {})})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, dict(answer.headers), {}
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read() or b"{}")
+
+
+def refused_by_sdk(url: str, token: Optional[str]) -> str:
+    """The SDK client's failure to initialize (the text of what it raised)."""
+    with pytest.raises(BaseException) as failure:
+        http_tools(url, token)
+    return repr(failure.value)
+
+
+def test_streamable_http_answers_only_a_supervisor_token_of_its_memory(db):
+    record_story(db, "mcp_http")
+    record_story(db, "mcp_http_other")
+    boss = tokens.issue(db, "mcp_http", None)
+    maya = tokens.issue(db, "mcp_http", "Maya")
+    elsewhere = tokens.issue(db, "mcp_http_other", None)
+    with http_server(db, "mcp_http") as url:
+        tools, wrong = http_tools(url, boss, "false_beliefs")
+        assert tools == SUPERVISOR_TOOLS
+        assert wrong["false_beliefs"][0]["chain"] == ["Maya"]
+        for token, status, error in [(None, 401, "invalid_token"),
+                                     ("tomc_000000000000_" + "x" * 43, 401, "invalid_token"),
+                                     (boss[:-3] + "abc", 401, "invalid_token"),
+                                     (maya, 403, "insufficient_scope"),
+                                     (elsewhere, 403, "insufficient_scope")]:
+            code, headers, answer = raw_post(url, token)
+            assert (code, answer["error"]) == (status, error), (token, answer)
+            challenge = {k.lower(): v for k, v in headers.items()}["www-authenticate"]
+            assert challenge.startswith("Bearer ") and f'error="{error}"' in challenge
+        assert refused_by_sdk(url, None)
+        assert refused_by_sdk(url, maya)
+        tokens.revoke(db, tokens.verify(db, boss).token_id)
+        code, _, answer = raw_post(url, boss)
+        assert code == 401 and "revoked" in answer["error_description"]
+        assert refused_by_sdk(url, boss)
+
+
+def test_an_agent_http_server_takes_only_that_agents_token(db):
+    record_story(db, "mcp_agent")
+    maya = tokens.issue(db, "mcp_agent", "Maya")
+    billing = tokens.issue(db, "mcp_agent", "Billing")
+    boss = tokens.issue(db, "mcp_agent", None)
+    with http_server(db, "mcp_agent", "--agent", "Maya") as url:
+        tools, mine = http_tools(url, maya, "my_beliefs")
+        assert tools == AGENT_TOOLS and mine["agent"] == "Maya"
+        for token in (billing, boss):
+            code, _, answer = raw_post(url, token)
+            assert (code, answer["error"]) == (403, "insufficient_scope")
+            assert refused_by_sdk(url, token)
+        assert raw_post(url, None)[0] == 401
+
+
+def test_history_comes_in_pages(db):
+    record_story(db, "mcp_pages")
+    with Session.attach("mcp_pages", db=server_url(db)) as session:
+        for n in range(10):
+            session.apply(f"Finance sets order{n}.status = shipped")
+        everything = [e.step for e in session.history()]
+
+    async def scenario():
+        async with connected(db, "mcp_pages") as client:
+            pages, after = [], 0
+            while after is not None:
+                page = await call(client, "history", after_step=after, limit=5)
+                pages.append([e["step"] for e in page["events"]])
+                after = page["next_after_step"]
+            too_many = await client.call_tool("history", {"limit": 100000})
+            return pages, too_many
+
+    pages, too_many = anyio.run(scenario)
+    assert [step for page in pages for step in page] == everything
+    assert all(len(page) == 5 for page in pages[:-1]) and len(pages) == -(-len(everything) // 5)
+    assert wire(too_many)["isError"]
 
 
 def test_agent_mode_needs_the_memory_and_the_agent(db):

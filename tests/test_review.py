@@ -20,6 +20,7 @@ from conftest import REPO, SCENARIOS
 from tomc.analysis.false_beliefs import false_beliefs
 from tomc.cli.main import app
 from tomc.dsl.checker import check_file
+from tomc.review.html import report_data
 from tomc.runner import run_scenario
 
 runner = CliRunner()
@@ -283,3 +284,61 @@ def test_a_folder_named_like_a_shipped_policy_does_not_shadow_it(tmp_path, monke
     result = tomc("diff", "--policy", "default", "--policy", "./hitom",
                   SCENARIOS / "sally_anne.tom")
     assert result.exit_code == 2 and "cannot read policy file `./hitom`" in result.output
+
+
+def test_the_report_shows_what_is_wrong_first(tmp_path, db):
+    source = (SCENARIOS / "refund_handoff.tom").read_text(encoding="utf-8")
+    wrong = tmp_path / "refund.tom"  # one expectation that fails, to be summarised
+    wrong.write_text(source.replace("expect truth refund_4411.status = rejected",
+                                    "expect truth refund_4411.status = approved"),
+                     encoding="utf-8")
+    (tmp_path / "release_policy.tom").write_text("", encoding="utf-8")
+    page = tmp_path / "refund.html"
+    assert tomc("report", wrong, "-o", page, "--db", db.url).exit_code == 1
+    html = page.read_text(encoding="utf-8")
+    assert html.index('id="summary-1"') < html.index('id="timeline-1"') \
+        < html.index('id="beliefs-1"') < html.index('id="answers-1"')
+    summary = html[html.index('id="summary-1"'):html.index('id="timeline-1"')]
+    assert "expect truth refund_4411.status = approved" in summary and "✗ FAIL" in summary
+    link = re.search(r'href="#(answer-1-\d+)">line 16</a>', summary)
+    assert link and f'id="{link.group(1)}"' in html  # linked to its answer
+    assert "✗ Billing &gt; Maya" in summary  # the false belief left at the end
+    # Evidence once: an event's text is in the timeline, and answers link to its step (an
+    # `ask explain` answer's own lines still quote it).
+    quoted = re.sub(r'<li class="mono">[^<]*</li>', "", html)
+    assert quoted.count("Billing says refund_4411.status = approved") == 1
+    assert 'href="#step-1-2">step 2</a>' in html
+
+    data = report_data(run_scenario(check_file(wrong).scenarios[0], "reference"), "reference")
+    disagreement = [k["disagreement"] for k in data["keys"]]
+    assert disagreement == sorted(disagreement, reverse=True) and disagreement[0] > 0
+    assert data["keys"][0]["key"] == "refund_4411.status"
+    status = data["keys"][0]
+    assert status["columns"][0] == 0 and status["columns"][-1] == 13  # the correction shows
+    assert len(status["columns"]) < 14 and all(len(r["cells"]) == len(status["columns"])
+                                               for r in status["rows"])
+    agreed = [k["key"] for k in data["keys"] if k["disagreement"] == 0]
+    assert "office.closed" in agreed  # every chain agrees: folded away, after the rest
+    grid = re.search(r'<h4 id="key-1-\d+">office.closed', html)
+    assert grid and html.index("<details>") < grid.start()
+    told = next(c for c in data["timeline"][1]["changes"] if c["key"] == "refund_4411.status")
+    assert (told["before"], told["after"]) == ("unknown", "approved")
+    assert set(told["chains"]) == {"Maya", "Maya > Billing", "Billing > Maya"}
+    assert "position: sticky" in html  # the chain names stay while a grid scrolls
+
+
+def test_memory_report_writes_the_page_of_a_live_memory(tmp_path, db):
+    name = "report_memory"
+    result = tomc("memory", "apply", name, "agents Maya, Billing, Finance", "rooms chat, ops",
+                  "Maya, Billing enter chat", "Billing says refund.status = approved",
+                  "Finance enters ops", "Finance sets refund.status = rejected", "--db", db.url)
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "memory.html"
+    result = tomc("memory", "report", name, "-o", page, "--db", db.url)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {page} (memory {name} at step 4)" in result.output
+    html = page.read_text(encoding="utf-8")
+    summary = html[html.index('id="summary-1"'):html.index('id="timeline-1"')]
+    assert "<strong class=\"false\">Maya</strong>: refund.status" in summary
+    assert "Finance sets refund.status = rejected" in html
+    assert tomc("memory", "report", "no_such_memory", "-o", page, "--db", db.url).exit_code == 2

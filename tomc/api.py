@@ -328,6 +328,15 @@ class Session:
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
                                clock.span, "<check>", hint=_refused_hint(clock))]
+        if self.agent is not None:
+            # From the agent's view: a write is refused as `apply` refuses it, before the
+            # checker could say where others are (who is in which room) or what they did.
+            write = next((s for s in parsed if not isinstance(s, QUESTIONS)), None)
+            if write is not None:
+                return [Diagnostic(
+                    "E144", f"this session reads as {self.agent}: it writes nothing, so "
+                    f"`{format_statement(write)}` is not checked here", write.span, "<check>",
+                    hint="check writes with a supervisor session")]
         checker = self._live.checker
         mark = checker.mark()
         try:
@@ -556,11 +565,13 @@ class Session:
                                  when=build.when(at_step, on, at)))
 
     @_serialised
-    def beliefs(self, chain: Union[str, Sequence[str]]) -> list[Held]:
-        """Every version `chain` (an agent, or agents outermost first) holds now, every key,
-        sorted by key and value, each with its provenance (step, kind, source, support,
-        authority, rivals). A session reading as an agent may ask only chains that start
-        with that agent, and reads them through its own FalkorDB user."""
+    def beliefs(self, chain: Union[str, Sequence[str]],
+                at_step: Optional[int] = None) -> list[Held]:
+        """Every version `chain` (an agent, or agents outermost first) holds now (or after
+        step `at_step`), every key, sorted by key and value, each with its provenance (step,
+        kind, source, support, authority, rivals). A session reading as an agent may ask
+        only chains that start with that agent, and reads them through its own FalkorDB
+        user."""
         try:
             wanted = tuple(n.text for n in build.names(chain))
         except DiagnosticError as err:
@@ -575,7 +586,7 @@ class Session:
                 "E130", f"no chain {' > '.join(wanted)} in this memory: agents are "
                 f"{', '.join(self.scenario.agents) or 'none yet'}, depth "
                 f"{self.scenario.policy.depth}", None, build.PATH)])
-        return sorted(self._mind_view().held([wanted]), key=lambda h: (h.key, h.value))
+        return sorted(self._mind_view(at_step).held([wanted]), key=lambda h: (h.key, h.value))
 
     @_serialised
     def history(self) -> list[AnyEvent]:
@@ -588,18 +599,31 @@ class Session:
         return events
 
     @_serialised
-    def view(self) -> BeliefView:
-        """The beliefs as they are now, for the analyses in tomc/analysis/."""
+    def view(self, at_step: Optional[int] = None) -> BeliefView:
+        """The beliefs as they are now (or after step `at_step`, knowledge time: a replay),
+        for the analyses in tomc/analysis/."""
         if self.agent is not None:
             raise AccessDenied(f"this session reads as {self.agent}: no view of every mind")
-        return self._live.engine.view(self.step)
+        return self._live.engine.view(self._step_of(at_step))
 
-    def _mind_view(self) -> BeliefView:
-        """The view as of now; for a session reading as an agent, through its own user
-        (chains that start with the agent only: the view reads nothing else)."""
+    def _mind_view(self, at_step: Optional[int] = None) -> BeliefView:
+        """The view as of now (or `at_step`); for a session reading as an agent, through its
+        own user (chains that start with the agent only: the view reads nothing else)."""
         if self.agent is None:
-            return self.view()
-        return GraphView(self._agent_db, self._live.engine.graphs, self.scenario, self.step)
+            return self.view(at_step)
+        return GraphView(self._agent_db, self._live.engine.graphs, self.scenario,
+                         self._step_of(at_step))
+
+    def _step_of(self, at_step: Optional[int]) -> int:
+        """`at_step` checked against the steps so far (now when None); TomError if out of
+        range."""
+        if at_step is None:
+            return self.step
+        if isinstance(at_step, bool) or not isinstance(at_step, int) \
+                or not 0 <= at_step <= self.step:
+            raise TomError([Diagnostic("E143", f"at_step must be a step from 0 to {self.step}, "
+                                       f"got {at_step!r}", None, build.PATH)])
+        return at_step
 
     @_bad_input
     def false_beliefs(self, depth: int = 1) -> FalseBeliefs:
@@ -695,9 +719,15 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
         try:
-            return statements, parse_statements(statements, origin)
+            parsed = parse_statements(statements, origin)
         except DiagnosticError as err:
             raise TomError(err.diagnostics, statements) from None
+        if not parsed:  # empty, blank or comments only: nothing to do is bad input
+            raise TomError([Diagnostic(
+                "E160", "no statement: the text is empty or holds only comments", None,
+                origin, hint='e.g. "Maya enters chat" (a comment starts with #)')],
+                statements)
+        return statements, parsed
     items = [statements] if isinstance(statements, ast.Node) else statements
     if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
                                                           for s in items):
@@ -886,4 +916,4 @@ def _database(db: Union[Database, str, None], data_dir: Optional[Path],
     if db is not None and not isinstance(db, str):
         raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
                                    f"{type(db).__name__}", None, build.PATH)])
-    return stack.enter_context(connect(db, data_dir))
+    return stack.enter_context(connect(db, data_dir, interactive=True))

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Sequence
 
+from tomc.analysis.disguises import decoded, folded, hidden, mixed_script, plain
 from tomc.dsl.program import AnyEvent
 
 # What a model reads around quoted values, once per block or result.
@@ -38,6 +39,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = tuple(
          r"\b(ignore|disregard|forget|override|bypass)\b.{0,40}\b(previous|prior|above|"
          r"earlier|all|any|your|the|system|these|those)\b.{0,40}\b(instructions?|prompts?|"
          r"rules|directions|guidelines|messages?|context)\b"),
+        ("ignore previous instructions",
+         r"\b(ignore|disregard|forget)\s+(all\s+|everything\s+)?(of\s+)?(the\s+|what\s+(is|was)"
+         r"\s+)?(above|previous|prior|before|earlier)\b"),
+        # The same order in other languages (French, Spanish, Italian, Portuguese, German,
+        # Dutch, Russian, Chinese, Japanese): the wordings seen in injection corpora.
+        ("ignore previous instructions (another language)",
+         r"\b(ignore[zr]?|oublie[zr]?)\b.{0,30}\b(instructions|consignes|règles)\b|"
+         r"\b(ignora|olvida|ignorar|olvidar|dimentica|esqueça|esquece)\b.{0,30}"
+         r"\b(instrucciones|istruzioni|instruções|reglas|regole|regras)\b|"
+         r"\b(ignoriere|ignorieren|vergiss|vergessen|negeer|vergeet)\b.{0,30}"
+         r"(anweisungen|regeln|instructies|regels)|"
+         r"(игнорируй|игнорировать|забудь|проигнорируй).{0,30}(инструкци|правил|указани)|"
+         r"(忽略|无视|忘记|忘掉).{0,10}(指令|指示|说明|规则|提示)|"
+         r"(無視|忘れ).{0,10}(指示|命令|ルール)|(指示|命令).{0,10}(無視|忘れ)"),
         ("new instructions", r"\b(new|updated|real|actual)\s+(instructions?|orders|rules)\b"),
         ("role change", r"\b(you are now|from now on,? you|act as|pretend (to be|you are)|"
                         r"roleplay as)\b"),
@@ -67,7 +82,27 @@ def quoted_values(values_held: Sequence[str], many: bool) -> str:
 
 
 def instruction_like(text: str) -> Optional[str]:
-    """Why `text` reads like an instruction to a model (the pattern's reason), or None."""
+    """Why `text` reads like an instruction to a model (the pattern's reason), or None.
+
+    Matched on `plain(text)` and `folded(text)` (case, width, invisible characters and Cyrillic or Greek
+    look-alikes undone: tomc/analysis/disguises.py) and on the text of base64 runs in it;
+    a value that hides characters or mixes scripts within a word is flagged for that alone,
+    since only a disguise needs them."""
+    found = _matched(plain(text)) or _matched(folded(text))
+    if found is not None:
+        return found
+    for words in decoded(text):
+        if _matched(plain(words)) or _matched(folded(words)):
+            return "encoded instruction (base64)"
+    marks = hidden(text)
+    if marks:
+        return f"hidden characters ({', '.join(marks)}: invisible or text-direction controls)"
+    if mixed_script(text):
+        return "a word mixing Latin with Cyrillic or Greek letters (look-alike letters)"
+    return None
+
+
+def _matched(text: str) -> Optional[str]:
     for reason, pattern in _PATTERNS:
         if pattern.search(text):
             return reason

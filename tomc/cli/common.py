@@ -79,15 +79,16 @@ def fail(message: str, code: int, json_output: bool = False) -> NoReturn:
 
 
 @contextmanager
-def database(url: Optional[str], data: Optional[Path],
-             json_output: bool = False) -> Iterator[Database]:
+def database(url: Optional[str], data: Optional[Path], json_output: bool = False,
+             interactive: bool = False) -> Iterator[Database]:
     """Connect, or print one line and exit 3 when FalkorDB is unavailable. `--data` is for
-    the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input."""
+    the embedded FalkorDB only: with a server URL (`--db` or FALKORDB_URL) it is bad input.
+    `interactive`: statements time out sooner (tomc/runtime/connection.py)."""
     if url and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({url}, from "
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT, json_output)
     try:
-        with connect(url, data) as db:
+        with connect(url, data, interactive) as db:
             yield db
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE, json_output)

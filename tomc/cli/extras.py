@@ -17,6 +17,7 @@ EXTRAS = {
     "mcp": ("mcp", "mcp_types"),
     "lsp": ("pygls", "lsprotocol"),
     "review": ("hypothesis",),
+    "web": ("fastapi", "uvicorn", "starlette"),
 }
 EXIT_BAD_INPUT = 2
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import signal
 import sys
 from typing import Iterator, MutableMapping, Optional
@@ -36,8 +37,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("tomc.cli.extract_cmd", "extract"),
     "lsp": ("tomc.cli.lsp_cmd", "lsp"),
     "serve": ("tomc.cli.serve_cmd", "serve"),
+    "http": ("tomc.cli.http_cmd", "http"),
+    "console": ("tomc.cli.http_cmd", "console"),
     "import": ("tomc.cli.import_cmd", "app"),
     "memory": ("tomc.cli.memory_cmd", "app"),
+    "token": ("tomc.cli.token_cmd", "app"),
 }
 
 HELP = "Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."
@@ -148,8 +152,15 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
              log_level: Optional[str] = typer.Option(
                  None, "--log-level", envvar="TOMC_LOG", callback=_check_level,
                  metavar="LEVEL", help="Log level on stderr: debug, info, warning or error "
-                                       "(default: warnings only).")) -> None:
+                                       "(default: warnings only)."),
+             timeout: Optional[float] = typer.Option(
+                 None, "--timeout", min=0.1, metavar="SECONDS",
+                 help="Give up on a FalkorDB statement unanswered after SECONDS (exit 3). "
+                      "Default: $TOMC_TIMEOUT, else 15 for memory, token and mcp commands, "
+                      "120 for scenario runs.")) -> None:
     """Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."""
+    if timeout is not None:  # read where each connection is made (statement_timeout)
+        os.environ["TOMC_TIMEOUT"] = str(timeout)
     level = _log_level(verbose, log_level)
     if level is not None:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
@@ -162,4 +173,6 @@ def main() -> None:
     """Run the CLI (the `tomc` console script)."""
     # SIGTERM unwinds like Ctrl-C, so the embedded FalkorDB is shut down, not orphaned.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    from tomc.cli.terminal import guard_stdout  # stored text never drives the terminal
+    guard_stdout()
     app()

@@ -24,7 +24,9 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
                                    "it must be the memory's."),
         http: Optional[int] = typer.Option(
             None, "--http", min=1, max=65535,
-            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio."),
+            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio; every "
+                 "request needs `Authorization: Bearer <token>` with a token of this memory "
+                 "and mode (`tomc token issue NAME [--agent A]`)."),
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
     """Serve a named memory over the Model Context Protocol (stdio by default), for MCP
     clients such as Claude Code, Claude Desktop, Cursor or an agent framework.

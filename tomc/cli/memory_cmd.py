@@ -19,6 +19,7 @@ from tomc.api import Session, TomError, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, database, emit_json, fail)
 from tomc.cli.report import render_run
+from tomc.review.html import render_page, report_data
 from tomc.engine import memory
 from tomc.runner import ScenarioRun
 from tomc.runtime.errors import AccessDenied, StaleWrite
@@ -39,7 +40,7 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     """The memory attached, with every error of the API mapped to its exit code. `first`:
     the statements a new memory is created for, checked before it is: bad input creates
     nothing."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             if create and first is not None and memory.read(conn, name) is None:
                 check_new_memory(name, first, policy)
@@ -122,7 +123,7 @@ def ask(name: str = typer.Argument(..., help="The memory."),
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         found = [{"name": m.name, "policy": m.policy, "step": m.step,
                   "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
     if json_output:
@@ -168,7 +169,7 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     event, at the times the file states (its expect/ask lines are not kept). The file is
     checked whole first: on bad input nothing is written (exit 2). A memory NAME that
     exists is refused (exit 2) unless --replace."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         try:
             with Session.load(name, file, db=conn, scenario=scenario, replace=replace) as s:
                 step, agents = s.step, list(s.scenario.agents)
@@ -182,13 +183,43 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     raise typer.Exit(EXIT_OK)
 
 
+@app.command("report")
+def report(name: str = typer.Argument(..., help="The memory."),
+           output: Optional[Path] = typer.Option(
+               None, "-o", "--output", help="The HTML file to write (default: NAME.html in "
+                                            "the current folder)."),
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Write the report page of memory NAME as it is now, as `tomc report` writes one for a
+    file (docs/review.md): a summary first (false beliefs, who is out of date, readiness),
+    the timeline with what each event changed, each key's grid (most disagreed-about
+    first), the claims on both clocks. Readiness: every procedure of the policy, for the
+    truth and for each agent."""
+    with _session(name, db, data, json_output) as s:
+        s.refresh()
+        scenario = s.scenario
+        answers = [s.ready(procedure, for_=chain) for procedure in scenario.procedures
+                   for chain in [None, *scenario.agents]]
+        page = report_data(ScenarioRun(scenario, answers, view_at=s.view), "falkordb")
+    target = output or Path(f"{name}.html")
+    try:
+        target.write_text(render_page(f"memory {name}", "falkordb", [page]), encoding="utf-8")
+    except OSError as err:
+        fail(f"cannot write {target}: {err.strerror}", EXIT_BAD_INPUT, json_output)
+    if json_output:
+        emit_json({"memory": name, "written": str(target), "step": page["steps"]})
+    else:
+        typer.echo(f"wrote {target} (memory {name} at step {page['steps']})")
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("drop")
 def drop(name: str = typer.Argument(..., help="The memory."),
          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
          json_output: bool = JSON_OPTION) -> None:
     """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
     there is no such memory."""
-    with database(db, data, json_output) as conn:
+    with database(db, data, json_output, interactive=True) as conn:
         dropped = memory.drop(conn, name)
     if not dropped:
         fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)

@@ -12,7 +12,8 @@ import typer
 
 from tomc.cli.common import EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_OK, fail
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import FSYNC_MODES, EmbeddedServer, default_data_dir
+from tomc.runtime.server import (FSYNC_MODES, QUERY_MEMORY_MB, QUERY_TIMEOUT_S, EmbeddedServer,
+                                 default_data_dir)
 
 
 def serve(data: Optional[Path] = typer.Option(
@@ -29,19 +30,30 @@ def serve(data: Optional[Path] = typer.Option(
           fsync: str = typer.Option(
               "everysec", "--fsync",
               help="everysec: a killed server loses at most the last second of acknowledged "
-                   "writes; always: none (each write is on disk before it is acknowledged).")
+                   "writes; always: none (each write is on disk before it is acknowledged)."),
+          query_timeout: float = typer.Option(
+              QUERY_TIMEOUT_S, "--query-timeout", min=0, metavar="SECONDS",
+              help="Longest any query may run, whoever sends it (an agent's own user too): "
+                   "FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT. 0: no bound."),
+          query_memory: int = typer.Option(
+              QUERY_MEMORY_MB, "--query-memory", min=0, metavar="MB",
+              help="Most memory any one query may take (FalkorDB's QUERY_MEM_CAPACITY). 0: no "
+                   "bound.")
           ) -> None:
     """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
     once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
     tomc command, Session.attach or `tomc mcp`. Persistence: AOF (`--fsync`), agents' users
-    in DATA/users.acl. Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
+    in DATA/users.acl. Every query is bounded in time and memory (`--query-timeout`,
+    `--query-memory`; docs/security.md). The folder is kept private (700, files 600).
+    Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
     if fsync not in FSYNC_MODES:
         fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
     folder = data or default_data_dir()
     if host != "127.0.0.1" and not port:
         fail(f"--host {host} needs --port (without it, only the unix socket listens)",
              EXIT_BAD_INPUT)
-    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host)
+    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host,
+                            query_timeout_s=query_timeout, query_memory_mb=query_memory)
     try:
         server.start()
     except DatabaseUnavailable as err:
@@ -53,8 +65,9 @@ def serve(data: Optional[Path] = typer.Option(
         server.announce()
         where = f"unix://{server.socket_path}" + (f" and redis://{host}:{port}" if port
                                                   else "")
-        typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}); "
-                   "Ctrl-C or SIGTERM stops", err=True)
+        typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}; queries "
+                   f"bounded to {_bound(query_timeout, 's')} and {_bound(query_memory, ' MB')});"
+                   " Ctrl-C or SIGTERM stops", err=True)
         typer.echo(f"tomc: the admin password is in {server.data_dir / 'admin.secret'} "
                    "(used by itself for the unix socket; for TCP: redis://default:PASSWORD@"
                    "HOST:PORT)", err=True)
@@ -66,3 +79,7 @@ def serve(data: Optional[Path] = typer.Option(
         server.stop()
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _bound(value: float, unit: str) -> str:
+    return "no limit" if not value else f"{value:g}{unit}"

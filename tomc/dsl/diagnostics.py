@@ -42,6 +42,7 @@ CODES = {
     "E201": "an unreadable chat export (tomc extract)",
     "E202": "a candidate citing words its message does not have (tomc extract)",
     "E203": "a candidate that is not one event or agents/rooms line (tomc extract)",
+    "E210": "a refused access token (malformed, unknown or revoked: tomc token)",
 }
 
 

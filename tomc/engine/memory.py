@@ -144,6 +144,9 @@ def drop(db: Database, name: str, tries: int = 1000) -> bool:
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"could not drop memory {name}: {err}") from None
         acl.revoke(db, graphs, users)
+        # Imported here: tokens.py raises the API's TomError, and the API imports this module.
+        from tomc.runtime.tokens import revoke_memory
+        revoke_memory(db, name)
         return True
     raise DatabaseUnavailable(f"could not drop memory {name}: writers kept declaring agents")
 

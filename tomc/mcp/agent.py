@@ -25,7 +25,8 @@ from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json, held_json
+from tomc.mcp.results import Guard, answer
+from tomc.wire import event_json, held_json
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

@@ -28,11 +28,11 @@ from typing import Callable, Optional, Sequence
 import redis
 from mcp.types import CallToolResult, TextContent
 
-from tomc.analysis.quoting import NOTICE, flagged
+from tomc.analysis.quoting import NOTICE
 from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
-from tomc.beliefs import Held
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
+from tomc.wire import error_json, with_flags
 
 EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
 
@@ -40,15 +40,12 @@ EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
 def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
     """A successful result: `payload` (JSON-shaped), plus `flagged` and `notice` when some
     of its strings read like instructions (their origins looked up in `events`)."""
-    flags = flagged(payload, events)
-    body = dict(payload)
+    body = with_flags(payload, events)
     content = []
-    if flags:
-        body["flagged"] = [f.to_json() for f in flags]
-        body["notice"] = NOTICE
+    if "flagged" in body:
         content.append(TextContent(type="text", text=(
-            f"{len(flags)} value(s) in this result read like instructions (see `flagged`). "
-            + NOTICE)))
+            f"{len(body['flagged'])} value(s) in this result read like instructions (see "
+            "`flagged`). " + NOTICE)))
     content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
                                                             indent=1)))
     return CallToolResult(content=content, structuredContent=body)
@@ -57,44 +54,17 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
 def failure(kind: str, message: str, exit_code: int,
             diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
-    and as it prints them (`rendered`)."""
-    body = {"error": kind, "message": message, "exit_code": exit_code,
-            "diagnostics": [d.to_json() for d in diagnostics],
-            "rendered": "\n".join(d.render(text) for d in diagnostics) or message}
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=1))],
-        structuredContent=body, isError=True)
-
-
-def event_json(event: AnyEvent) -> dict:
-    """An event as `history` and `record` return it: {step, kind, text, line, witnesses},
-    plus what it carried: speaker, listeners, source, authority, room, times, key, value
-    (and `ended` for an ending)."""
-    out = {"step": event.step, "kind": event.kind, "text": event.text, "line": event.line,
-           "witnesses": list(event.witnesses)}
-    for name in ("speaker", "source", "authority", "room", "published", "valid_from",
-                 "valid_to", "time"):
-        if getattr(event, name, None) not in (None, ""):
-            out[name] = getattr(event, name)
-    for name in ("agents", "listeners"):
-        if getattr(event, name, None):
-            out[name] = list(getattr(event, name))
-    fact = getattr(event, "fact", None)
-    if fact is not None:
-        out["key"], out["value"] = fact.key, fact.value
-        if fact.ended:  # docs/language.md "Endings": `value` is the one it names, or null
-            out["ended"] = True
-    return out
-
-
-def held_json(held: Held) -> dict:
-    """A belief version as `my_beliefs` returns it: {chain, key, value, since, kind, source,
-    support, authority, rivals: [{value, source, authority, step, kind}]}."""
-    return {"chain": list(held.chain), "key": held.key, "value": held.value,
-            "since": held.since, "kind": held.kind, "source": held.source,
-            "support": list(held.support), "authority": held.authority,
-            "rivals": [{"value": r.value, "source": r.source, "authority": r.authority,
-                        "step": r.step, "kind": r.kind} for r in held.rivals]}
+    and as it prints them (`rendered`). An error echoes the input it refuses, so it is
+    flagged as a result is (`flagged`, `notice`, and the notice before the JSON)."""
+    body = error_json(kind, message, exit_code, diagnostics, text)
+    content = []
+    if "flagged" in body:
+        content.append(TextContent(type="text", text=(
+            f"{len(body['flagged'])} text(s) in this error read like instructions (see "
+            "`flagged`): they echo the input refused. " + NOTICE)))
+    content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
+                                                            indent=1)))
+    return CallToolResult(content=content, structuredContent=body, isError=True)
 
 
 class Guard:

@@ -10,7 +10,7 @@ are named so, and v2 accepts them as aliases of its snake_case fields.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -32,13 +32,20 @@ def new_server(name: str, title: str, instructions: str) -> MCPServer:
     return MCPServer(name, instructions=instructions, log_level="WARNING")
 
 
-def run(server: MCPServer, http_port: Optional[int] = None) -> None:
+def run(server: MCPServer, http_port: Optional[int] = None,
+        gate: Optional[Callable] = None) -> None:
     """Serve on stdio, or streamable HTTP on http://127.0.0.1:PORT/mcp (v1 takes the
-    address as settings, v2 as arguments)."""
+    address as settings, v2 as arguments), its ASGI app wrapped in `gate(app)` (the bearer
+    token check: tomc/mcp/bearer.py) when given."""
     if http_port is None:
         server.run("stdio")
-    elif SDK_V2:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+        return
+    import uvicorn  # a dependency of the SDK's HTTP transport, on both versions
+
+    if SDK_V2:
+        app = server.streamable_http_app(host="127.0.0.1")
     else:
         server.settings.host, server.settings.port = "127.0.0.1", http_port
-        server.run("streamable-http")
+        app = server.streamable_http_app()
+    uvicorn.Server(uvicorn.Config(gate(app) if gate else app, host="127.0.0.1", port=http_port,
+                                  log_level="warning")).run()

@@ -21,13 +21,16 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
                                 Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, event_json
+from tomc.mcp.results import Guard, answer
+from tomc.wire import HISTORY_LIMIT, event_json, history_page
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
                         openWorldHint=False)
 
+# The most events one `history` answer holds: a long memory is read in pages, not as one
+# answer of megabytes (issue 26 measured 4.3 MB).
 Statements = Annotated[str, Field(
     description="One or more .tom statements, one per line: events and `agents` / `rooms` "
                 "declarations (the syntax is the resource tomc://syntax/record).",
@@ -192,11 +195,21 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         return guard(lambda: result(memory.ask(question).to_json()), "<ask>")
 
     @tool(server, title="The events so far", annotations=READ)
-    def history() -> CallToolResult:
-        """Every event recorded so far, in step order, each with its .tom text and
-        witnesses (who saw or heard it)."""
-        return guard(lambda: result({"memory": memory.memory, "step": memory.step,
-                                     "events": [event_json(e) for e in memory.history()]}))
+    def history(after_step: Annotated[int, Field(
+                    ge=0, description="Only events after this step (0: from the start). "
+                                      "To page, pass the `next_after_step` of the last "
+                                      "answer.")] = 0,
+                limit: Annotated[int, Field(
+                    ge=1, le=HISTORY_LIMIT,
+                    description=f"At most this many events (1-{HISTORY_LIMIT}).")] = 100) \
+            -> CallToolResult:
+        """The events recorded so far, in step order, each with its .tom text and
+        witnesses (who saw or heard it): a page of `limit` after `after_step`;
+        `next_after_step` is where the next page starts (null: none left)."""
+        def body() -> CallToolResult:
+            events = memory.history()  # first: it brings `step` up to date
+            return result(history_page(memory.memory, memory.step, events, after_step, limit))
+        return guard(body)
 
     @tool(server, title="Check .tom text", annotations=READ)
     def check(statements: Annotated[str, Field(

@@ -1,17 +1,22 @@
 """`tomc report FILE`: one self-contained HTML page that shows a run (no network, no script).
 
-Sections: the timeline (each event, who witnessed it and who did not), per key a grid of
-each chain's belief at every step (false beliefs and contested values marked with a symbol
-and a word as well as a colour), the answers to every `expect` and `ask` with provenance
-and explain paths, and for claims the supersede / corroborate / contest history per key
-with sources and both clocks (the step it was known at, the time it was published and
-valid from). The data is read from each run right after it ends (`report_data`), then
+Sections, for a reviewer who looks for what is wrong: a summary first (the expectations
+that failed, the false beliefs at the end, who is out of date, the readiness verdicts); the
+timeline (each event, who witnessed it and who did not, and what it changed in which
+chains); per key a grid of each chain's belief at each step where something changed (false
+beliefs and contested values marked with a symbol and a word as well as a colour), the keys
+the chains disagree about most first and those they agree on folded away; the answers to
+every `expect` and `ask` with provenance (linked to the timeline, not repeated) and explain
+paths; and for claims the supersede / corroborate / contest history per key with sources
+and both clocks (the step it was known at, the time it was published and valid from). The data is read from each run right after it ends (`report_data`), then
 one page is rendered for all the scenarios of a file (`render_page`, with
 templates/report.html: Jinja2, autoescaped).
 
 Shape of `report_data`: {scenario, path, policy, depth, engine, agents, rooms, steps,
-passed, failed, timeline: [...], keys: [{key, rows: [{chain, cells: [...]}], silent}],
-false_beliefs: [...], answers: [...], claims: [{key, rows: [...]}]}.
+passed, failed, summary: {failed, out_of_date, up_to_date, readiness}, timeline: [{step,
+..., changes: [{key, before, after, chains}]}], keys: [{key, columns, disagreement, rows:
+[{chain, cells: [...]}], silent}], false_beliefs: [...], answers: [...], claims: [{key,
+rows: [...]}]}.
 """
 
 from __future__ import annotations
@@ -55,6 +60,13 @@ def report_data(run: ScenarioRun, engine: str) -> dict:
     events = view.events()
     found = [f for depth in range(1, s.policy.depth + 1)
              for f in false_beliefs(view, depth).found]
+    grids = sorted((_key_grid(beliefs, key, chains, steps, s.policy.is_many(key))
+                    for key in beliefs.keys()), key=lambda g: (-g["disagreement"], g["key"]))
+    answers = [{**_answer(run, a), "index": i} for i, a in enumerate(run.answers, 1)]
+    changes: dict[int, list[dict]] = {}
+    for grid in grids:
+        for change in grid.pop("changes"):
+            changes.setdefault(change["step"], []).append(change)
     return {
         "scenario": s.name, "path": s.path, "policy": s.policy.name, "depth": s.policy.depth,
         "engine": engine, "agents": s.agents, "rooms": s.rooms, "steps": steps,
@@ -62,17 +74,19 @@ def report_data(run: ScenarioRun, engine: str) -> dict:
         "failed": sum(1 for a in run.answers if a.passed is False),
         "timeline": [{"step": e.step, "line": e.line, "kind": e.kind, "text": e.text,
                       "witnesses": list(e.witnesses),
-                      "missed": [a for a in s.agents if a not in e.witnesses]}
+                      "missed": [a for a in s.agents if a not in e.witnesses],
+                      "changes": sorted(changes.get(e.step, []),
+                                        key=lambda c: (c["key"], c["after"]))}
                      for e in events],
-        "keys": [_key_grid(beliefs, key, chains, steps, s.policy.is_many(key))
-                 for key in beliefs.keys()],
+        "keys": grids,
+        "summary": _summary(s.agents, found, answers),
         "false_beliefs": [{"chain": chain_text(f.chain), "key": f.key,
                            "held": shown(f.held, s.policy.is_many(f.key)),
                            "modelled": "the truth" if len(f.chain) == 1
                            else chain_text(f.chain[1:]),
                            "actual": shown(f.actual, s.policy.is_many(f.key)),
                            "since": f.since} for f in found],
-        "answers": [_answer(run, a) for a in run.answers],
+        "answers": answers,
         "claims": _claims(run, beliefs),
     }
 
@@ -98,11 +112,28 @@ class _Beliefs:
         return sorted(self.by.get((chain, key), []), key=lambda h: (h.since, h.value))
 
 
+def _summary(agents: list[str], found, answers: list[dict]) -> dict:
+    """What a reviewer reads first: the expectations that failed, who is out of date (an
+    agent with a depth-1 false belief at the end, and about which keys), and the verdicts
+    of the readiness questions."""
+    stale: dict[str, list[str]] = {}
+    for f in found:
+        if len(f.chain) == 1:
+            stale.setdefault(f.chain[0], []).append(f.key)
+    return {"failed": [a for a in answers if a["passed"] is False],
+            "out_of_date": [{"agent": a, "keys": stale[a]} for a in agents if a in stale],
+            "up_to_date": [a for a in agents if a not in stale],
+            "readiness": [a for a in answers if a["ready"]]}
+
+
 def _key_grid(beliefs: _Beliefs, key: str, chains: list[Chain], steps: int,
               many: bool) -> dict:
     """One row per chain that ever held a value about `key` (the truth first), one cell
-    per step: the value, and whether it is new, false (it differs from what the chain
-    models: the truth, or the perspective after its first agent) or contested."""
+    per step where some chain's value changed (and the last step): the value, and whether
+    it is new, false (it differs from what the chain models: the truth, or the perspective
+    after its first agent) or contested. `disagreement` counts the false and contested
+    cells of every step (keys are shown most disagreed-about first); `changes` lists what
+    changed at each step, the chains of one change together."""
     rows, silent = [], 0
     for chain in chains:
         if not beliefs.by.get((chain, key)):
@@ -126,14 +157,30 @@ def _key_grid(beliefs: _Beliefs, key: str, chains: list[Chain], steps: int,
                           "since": held[0].since if held else None})
             before = values
         rows.append({"chain": chain_text(chain), "depth": len(chain), "cells": cells})
-    return {"key": key, "rows": rows, "silent": silent}
+    columns = [step for step in range(steps + 1)
+               if step == steps or any(r["cells"][step]["changed"] for r in rows)]
+    disagreement = sum(1 for r in rows for c in r["cells"] if c["false"] or c["contested"])
+    changes: dict[tuple[int, str, str], list[str]] = {}
+    for r in rows:
+        for step in range(1, steps + 1):
+            cell = r["cells"][step]
+            if cell["changed"]:
+                was = r["cells"][step - 1]["value"] or "unknown"
+                changes.setdefault((step, was, cell["value"] or "unknown"),
+                                   []).append(r["chain"])
+    for r in rows:
+        r["cells"] = [r["cells"][step] for step in columns]
+    return {"key": key, "rows": rows, "silent": silent, "columns": columns,
+            "disagreement": disagreement,
+            "changes": [{"step": step, "key": key, "before": was, "after": now,
+                         "chains": found} for (step, was, now), found in changes.items()]}
 
 
 def _answer(run: ScenarioRun, answer) -> dict:
     q = answer.query
     out = {"kind": q.kind, "line": q.line, "text": q.text, "passed": answer.passed,
            "value": answer.shown, "provenance": [], "contested": [], "paths": [],
-           "lines": []}
+           "lines": [], "ready": isinstance(answer, ReadyAnswer)}
     if isinstance(answer, (AnalysisAnswer, ReadyAnswer)):
         out["lines"] = answer.lines()
         if q.kind == "expect":

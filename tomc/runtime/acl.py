@@ -7,8 +7,12 @@
   command list (not the pattern) makes the user read-only.
 - A user's name is `tomc_` and a hash of the memory's world graph and the agent: no user
   name or pattern holds raw user text.
-- Its password is random, kept in the hash `<world graph>:users`, which only the server's
-  default user can read (an agent user's one key pattern is its mind graph).
+- Its password is stored nowhere: it is derived (HMAC-SHA256) from the password of the
+  administrator's connection and the user's name, so whoever can administer the server can
+  make it again, and the memory (its AOF, an export, a backup) holds no agent's password.
+  The server keeps only its SHA-256 (`ACL SAVE` writes `#<sha256>`). The hash
+  `<world graph>:users` lists the memory's agents with a user (agent -> user name), for
+  `drop`.
 - Users are lost when a server restarts without an ACL file (check 5.10): `grant` runs on
   every attach as an agent, and `ACL SAVE` keeps them where the server has an ACL file
   (`tomc serve` starts it with one).
@@ -17,7 +21,7 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
+import hmac
 
 import redis
 
@@ -27,7 +31,7 @@ from tomc.runtime.errors import DatabaseUnavailable
 
 
 def users_key(graphs: GraphNames) -> str:
-    """The hash {agent: password} of a memory's agent users."""
+    """The hash {agent: user name} of a memory's agent users (no password: `password`)."""
     return graphs.world + ":users"
 
 
@@ -42,10 +46,9 @@ def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
     password). Raises DatabaseUnavailable when the server refuses ACL commands (a managed
     server whose tomc user may not administer users)."""
     user = user_name(graphs, agent)
-    key = users_key(graphs)
+    password = user_password(db, user)
     try:
-        db.redis.hsetnx(key, agent, secrets.token_hex(24))
-        password = db.redis.hget(key, agent)
+        db.redis.hset(users_key(graphs), agent, user)  # replaces a password older tomc kept
         db.redis.execute_command(
             "ACL", "SETUSER", user, "reset", "on", ">" + password,
             "resetkeys", "~" + graphs.mind(agent), "resetchannels",
@@ -54,6 +57,15 @@ def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
         raise DatabaseUnavailable(f"cannot create the private user of {agent}: {err}") from None
     save(db)
     return user, password
+
+
+def user_password(db: Database, user: str) -> str:
+    """The password of the agent user `user`: HMAC-SHA256 keyed by the password this
+    administrator connection logged in with (a server without one has no isolation to
+    keep: any client is its default user). Never stored by tomc."""
+    admin = db.redis.connection_pool.connection_kwargs.get("password") or ""
+    return hmac.new(admin.encode("utf-8"), f"tomc agent user\0{user}".encode("utf-8"),
+                    hashlib.sha256).hexdigest()
 
 
 def revoke(db: Database, graphs: GraphNames, agents: list[str]) -> None:

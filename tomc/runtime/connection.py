@@ -3,7 +3,9 @@
 There is no fallback: if the server named by a URL cannot be reached, or the embedded one
 cannot start, `DatabaseUnavailable` is raised and the CLI exits 3. A server that accepts a
 connection but never answers is given up on after CONNECT_TIMEOUT_S (a PING when
-connecting), and a statement after STATEMENT_TIMEOUT_S ($TOMC_TIMEOUT).
+connecting), and a statement after `statement_timeout()` seconds: `$TOMC_TIMEOUT` (`tomc
+--timeout`), else 15 s for interactive callers (a memory session, an MCP server: a hung
+server must not hold an agent for minutes) and 120 s for runs of scenario files.
 """
 
 from __future__ import annotations
@@ -34,8 +36,23 @@ CONNECT_TIMEOUT_S = 5.0
 # its filters were rewritten (docs/architecture.md, "Filters on later variables").
 TESTED_VERSIONS = ((4, 16, 3), (4, 22, 1))
 # A statement of a very large scenario may run long; a server that stops answering is
-# given up on after this many seconds.
-STATEMENT_TIMEOUT_S = float(os.environ.get("TOMC_TIMEOUT", "120"))
+# given up on after this many seconds (a scenario run), or sooner for interactive callers.
+STATEMENT_TIMEOUT_S = 120.0
+INTERACTIVE_TIMEOUT_S = 15.0
+
+
+def statement_timeout(interactive: bool = False) -> float:
+    """Seconds a statement may wait for its answer: `$TOMC_TIMEOUT` (`tomc --timeout`), else
+    INTERACTIVE_TIMEOUT_S or STATEMENT_TIMEOUT_S. The server's own bound on a query (`tomc
+    serve --query-timeout`) cuts a slow query first; this one gives up on a hung server."""
+    value = os.environ.get("TOMC_TIMEOUT")
+    if value:
+        try:
+            return float(value)
+        except ValueError:
+            raise DatabaseUnavailable(f"TOMC_TIMEOUT={value!r} is not a number of seconds") \
+                from None
+    return INTERACTIVE_TIMEOUT_S if interactive else STATEMENT_TIMEOUT_S
 
 
 class Database:
@@ -131,12 +148,11 @@ def shown_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _client(**kwargs) -> redis.Redis:
-    """A redis client as tomc uses it: string replies, connect and read timeouts, and no
-    silent retries (a retried write could apply twice)."""
+def _client(timeout: float, **kwargs) -> redis.Redis:
+    """A redis client as tomc uses it: string replies, connect and read (`timeout`)
+    timeouts, and no silent retries (a retried write could apply twice)."""
     return redis.Redis(decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
-                       socket_timeout=STATEMENT_TIMEOUT_S, retry=Retry(NoBackoff(), 0),
-                       **kwargs)
+                       socket_timeout=timeout, retry=Retry(NoBackoff(), 0), **kwargs)
 
 
 def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) -> Database:
@@ -206,8 +222,9 @@ def _ping(client: redis.Redis) -> None:
         probe.connection_pool.disconnect()
 
 
-def from_url(url: str, check_graphs: bool = True) -> Database:
-    """A Database for the server at `url` (redis://, rediss://, falkor://, unix://)."""
+def from_url(url: str, check_graphs: bool = True, interactive: bool = False) -> Database:
+    """A Database for the server at `url` (redis://, rediss://, falkor://, unix://); its
+    statements time out after `statement_timeout(interactive)`."""
     if url.startswith("falkor://"):
         url = "redis://" + url[len("falkor://"):]
     elif url.startswith("falkors://"):
@@ -223,7 +240,7 @@ def from_url(url: str, check_graphs: bool = True) -> Database:
     try:
         client = redis.Redis.from_url(url, decode_responses=True,
                                       socket_connect_timeout=CONNECT_TIMEOUT_S,
-                                      socket_timeout=STATEMENT_TIMEOUT_S,
+                                      socket_timeout=statement_timeout(interactive),
                                       retry=Retry(NoBackoff(), 0), **extra)
     except (ValueError, TypeError) as err:
         raise DatabaseUnavailable(f"cannot use the FalkorDB URL {shown}: {err}") from None
@@ -231,26 +248,30 @@ def from_url(url: str, check_graphs: bool = True) -> Database:
 
 
 def from_socket(path: Path, username: Optional[str] = None, password: Optional[str] = None,
-                check_graphs: bool = True) -> Database:
+                check_graphs: bool = True, interactive: bool = False) -> Database:
     """A Database on a unix socket (by path: a data folder may hold characters a URL would
     misread), optionally as an ACL user."""
-    client = _client(unix_socket_path=str(path), username=username, password=password)
+    client = _client(statement_timeout(interactive), unix_socket_path=str(path),
+                     username=username, password=password)
     return open_database(client, f"unix://{path}", check_graphs)
 
 
 @contextmanager
-def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Iterator[Database]:
+def connect(url: Optional[str] = None, data_dir: Optional[Path] = None,
+            interactive: bool = False) -> Iterator[Database]:
     """A Database for the duration of the block.
 
     `url` (else `$FALKORDB_URL`) names a server, e.g. `redis://localhost:6379` or
     `unix:///tmp/redis.sock`; otherwise the FalkorDB `tomc serve` runs on `data_dir` (else
     `default_data_dir()`), or an embedded one started there and shut down cleanly when the
-    block ends. Raises DatabaseUnavailable.
+    block ends. `interactive`: a caller that answers a person or an agent (a memory
+    session, an MCP server), whose statements time out sooner (`statement_timeout`).
+    Raises DatabaseUnavailable.
     """
     url = url or os.environ.get("FALKORDB_URL")
     if url:
         logger.info("connecting to FalkorDB at %s", shown_url(url))
-        db = from_url(url)
+        db = from_url(url, interactive=interactive)
         try:
             yield db
         finally:
@@ -260,7 +281,8 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
     served = serving(folder)
     if served is not None:
         logger.info("connecting to the server of %s (tomc serve) on %s", folder, served)
-        db = from_socket(served, password=folder_secret(folder / SECRET))
+        db = from_socket(served, password=folder_secret(folder / SECRET),
+                         interactive=interactive)
         try:
             yield db
         finally:
@@ -268,7 +290,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None) -> Itera
         return
     logger.info("no server on %s: starting an embedded FalkorDB there", folder)
     with EmbeddedServer(folder) as server:
-        db = from_socket(server.socket_path, password=server.secret)
+        db = from_socket(server.socket_path, password=server.secret, interactive=interactive)
         try:
             yield db
         finally:

@@ -54,6 +54,13 @@ START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
+# Bounds on every query, whoever sends it (an agent's read-only user too; docs/security.md,
+# "Bounded queries"): FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT (a query may ask for less,
+# never more) and QUERY_MEM_CAPACITY. Far above what tomc's own statements take (ms each),
+# low enough that a runaway query frees its FalkorDB thread. `tomc serve --query-timeout
+# / --query-memory` set others.
+QUERY_TIMEOUT_S = 30.0
+QUERY_MEMORY_MB = 1024
 logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
 
 SERVING = "serving.json"
@@ -136,6 +143,8 @@ class EmbeddedServer:
     port: int = 0
     socket: Optional[Path] = None
     host: str = "127.0.0.1"
+    query_timeout_s: float = QUERY_TIMEOUT_S
+    query_memory_mb: int = QUERY_MEMORY_MB
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -144,6 +153,8 @@ class EmbeddedServer:
         self.data_dir = Path(os.path.abspath(Path(self.data_dir).expanduser()))
         if self.fsync not in FSYNC_MODES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
+        if self.query_timeout_s < 0 or self.query_memory_mb < 0:
+            raise ValueError("query bounds are 0 (none) or more")
 
     @property
     def socket_path(self) -> Path:
@@ -163,7 +174,8 @@ class EmbeddedServer:
     def start(self) -> "EmbeddedServer":
         """Take the data folder's lock, clear leftovers of a killed run, launch, wait for PING."""
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private(self.data_dir)
         except OSError as err:
             raise DatabaseUnavailable(f"cannot create data folder {self.data_dir}: {err.strerror}")
         try:
@@ -195,14 +207,17 @@ class EmbeddedServer:
             "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN,
             "--aclfile", str(acl_file),
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
+            *self.query_bounds(),
         ]
         logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         try:
             # A session of its own, so a Ctrl-C at the terminal reaches tomc, which then
             # shuts the server down cleanly, instead of killing the server mid-write.
+            # umask 077: every file the server makes (AOF, log, pidfile, the ACL file
+            # `ACL SAVE` writes anew) is its owner's only.
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                            start_new_session=True)
+                                            start_new_session=True, umask=0o077)
         except OSError as err:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
@@ -210,12 +225,19 @@ class EmbeddedServer:
         logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
 
+    def query_bounds(self) -> list[str]:
+        """The module arguments bounding every query (docs/security.md, "Bounded queries"):
+        a query may ask for a shorter timeout, never a longer one (TIMEOUT_MAX)."""
+        timeout_ms = str(round(self.query_timeout_s * 1000))
+        return ["TIMEOUT_MAX", timeout_ms, "TIMEOUT_DEFAULT", timeout_ms,
+                "QUERY_MEM_CAPACITY", str(self.query_memory_mb * 1024 * 1024)]
+
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
         client = _client(self.socket_path, self.secret)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                reason = self._log_tail() or (self.process.stderr.read() or b"").decode(
+                reason = _log_line(self.data_dir) or (self.process.stderr.read() or b"").decode(
                     errors="replace").strip()
                 self._unlock()
                 if "RDB" in reason:
@@ -245,27 +267,27 @@ class EmbeddedServer:
         self.stop()
         raise DatabaseUnavailable(f"embedded FalkorDB did not answer within {START_TIMEOUT_S:.0f} s")
 
-    def _log_tail(self) -> str:
-        log = self.data_dir / "redis.log"
-        try:
-            lines = [ln for ln in log.read_text(errors="replace").splitlines() if "#" in ln]
-        except OSError:
-            return ""
-        return lines[-1].split("#", 1)[-1].strip() if lines else ""
-
     def announce(self) -> None:
         """Say in the data folder where this server listens, for other processes (`tomc
         serve`): they connect to it instead of starting their own (`serving`)."""
         info = {"pid": self.process.pid, "owner": os.getpid(),
+                "pid_start": process_start(self.process.pid),
+                "owner_start": process_start(os.getpid()),
                 "socket": str(self.socket_path), "port": self.port or None}
-        (self.data_dir / SERVING).write_text(json.dumps(info))
+        fd = os.open(self.data_dir / SERVING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps(info))
 
     def stop(self) -> None:
-        """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s."""
-        try:
-            (self.data_dir / SERVING).unlink()
-        except FileNotFoundError:
-            pass
+        """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s.
+        A server that exited on its own (a full disk, a crash) leaves its `serving.json`, so
+        that other commands say it is gone instead of starting a server of their own."""
+        died = self.process is not None and self.process.poll() is not None
+        if not died:
+            try:
+                (self.data_dir / SERVING).unlink()
+            except FileNotFoundError:
+                pass
         if self.process is not None and self.process.poll() is None:
             logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
@@ -288,20 +310,35 @@ class EmbeddedServer:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             pid = None
-        if pid and process_alive(pid) and _is_redis(pid):  # a recycled pid is not ours to stop
-            try:
-                _client(self.socket_path, admin_secret(self.data_dir)).shutdown()
-            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
-                os.kill(pid, signal.SIGTERM)
-            for _ in range(500):
-                if not process_alive(pid):
-                    break
-                time.sleep(0.02)
-        for stale in (self.socket_path, self.pid_path):
+        # A recycled pid is not ours to stop: the process must be a redis-server of this
+        # folder (its command line names it).
+        orphans = {pid} if pid and process_alive(pid) and _serves(pid, self.data_dir) else set()
+        orphans |= _servers_of(self.data_dir)  # also those whose pidfile is gone
+        for pid in orphans:
+            self._stop_orphan(pid)
+        for stale in (self.socket_path, self.pid_path, self.data_dir / SERVING):
             try:
                 stale.unlink()
             except FileNotFoundError:
                 pass
+
+    def _stop_orphan(self, pid: int) -> None:
+        """SHUTDOWN on its socket if it answers there (the AOF is flushed), else SIGTERM
+        (which flushes it too); wait up to 10 s. (redis-py's `shutdown` takes a refused
+        connection for success, so the process itself says whether it stopped.)"""
+        logger.info("stopping the orphan FalkorDB (pid %s) of %s", pid, self.data_dir)
+        if self.socket_path.exists():
+            try:
+                _client(self.socket_path, admin_secret(self.data_dir)).shutdown()
+            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
+                pass
+        if _wait_gone(pid, 2.0):
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        _wait_gone(pid, 10.0)
 
     def _lock(self) -> None:
         fd = os.open(self.data_dir / "tomc.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -328,15 +365,109 @@ class EmbeddedServer:
 
 
 def serving(data_dir: Path) -> Optional[Path]:
-    """The socket of the `tomc serve` server of `data_dir`, or None. A server whose `tomc
-    serve` was killed still serves (its writers go on): it is used, not replaced."""
+    """The socket of the `tomc serve` server of `data_dir`, or None when the folder has
+    none. A server whose `tomc serve` was killed still serves (its writers go on): it is
+    used, not replaced. A process is the one `serving.json` names only if its start time
+    matches too (a pid is reused). A server that is gone is an error, not a reason to start
+    another on its folder: DatabaseUnavailable says why, and what to do."""
+    folder = Path(data_dir).expanduser()
     try:
-        info = json.loads((Path(data_dir).expanduser() / SERVING).read_text())
+        info = json.loads((folder / SERVING).read_text())
         socket_path, owner, pid = Path(info["socket"]), int(info["owner"]), int(info["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except FileNotFoundError:
         return None
-    running = process_alive(owner) or (process_alive(pid) and _is_redis(pid))
-    return socket_path if running and socket_path.exists() else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable: the lock of the folder still keeps one server on it
+    owner_runs = same_process(owner, info.get("owner_start"))
+    server_runs = same_process(pid, info.get("pid_start")) and _serves(pid, folder)
+    if server_runs and socket_path.exists():
+        return socket_path
+    if owner_runs and not server_runs:
+        reason = "its FalkorDB has exited"
+    elif server_runs:
+        reason = f"its socket {socket_path} is gone"
+    else:
+        reason = "neither it nor its FalkorDB runs any more"
+    last = _log_line(folder)
+    raise DatabaseUnavailable(
+        f"the server of {folder} (tomc serve, FalkorDB pid {pid}) is gone: {reason}"
+        + (f" (its log ends: {last})" if last else "")
+        + f"; start it again with `tomc serve --data {folder}` (tomc does not start a "
+          f"second server on a folder a server owns)")
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    """Wait up to `seconds` for process `pid` to end; whether it did."""
+    deadline = time.monotonic() + seconds
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def process_start(pid: int) -> Optional[int]:
+    """When process `pid` started (clock ticks since boot: /proc/PID/stat field 22), or
+    None where /proc does not say."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(") ", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def same_process(pid: int, started: Optional[int]) -> bool:
+    """Whether `pid` runs and is the process that started at `started` (when known)."""
+    if not process_alive(pid):
+        return False
+    return started is None or process_start(pid) in (None, started)
+
+
+def _serves(pid: int, data_dir: Path) -> bool:
+    """Whether `pid` is a redis-server working in `data_dir` (`--dir` makes it its working
+    directory; its command line is rewritten into a title, so that cannot tell)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    return "redis-server" in command and cwd == os.path.realpath(data_dir)
+
+
+def _servers_of(data_dir: Path) -> set[int]:
+    """Every running redis-server of `data_dir` (by command line), ours or not."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and process_alive(int(entry.name)) \
+                and _serves(int(entry.name), data_dir):
+            found.add(int(entry.name))
+    return found
+
+
+def _log_line(data_dir: Path) -> str:
+    """The last warning line of the folder's redis.log (what the server said last)."""
+    try:
+        lines = [ln for ln in (data_dir / "redis.log").read_text(errors="replace").splitlines()
+                 if "#" in ln]
+    except OSError:
+        return ""
+    return lines[-1].split("#", 1)[-1].strip() if lines else ""
+
+
+def make_private(data_dir: Path) -> None:
+    """Mode 700 for the data folder and the folders in it, 600 for its files (a folder made
+    by an older tomc, or files copied in): only its owner may read minds, passwords or the
+    admin secret. Files of another owner are left alone (chmod would fail)."""
+    uid = os.getuid()
+    for folder, folders, files in os.walk(data_dir):
+        for name, mode in [(folder, 0o700)] + [(os.path.join(folder, f), 0o600) for f in files]:
+            try:
+                stat = os.lstat(name)
+            except FileNotFoundError:
+                continue
+            if stat.st_uid == uid and not os.path.islink(name) and stat.st_mode & 0o777 != mode:
+                if os.path.isdir(name) or os.path.isfile(name):
+                    os.chmod(name, mode)
 
 
 def admin_secret(data_dir: Path) -> str:
@@ -384,10 +515,3 @@ def process_alive(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][0] != "Z"
     except OSError:
         return True
-
-
-def _is_redis(pid: int) -> bool:
-    try:
-        return "redis" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return False

@@ -1,0 +1,112 @@
+"""`tomc http --memory NAME | --all [--port N]`: the HTTP API and live console of named
+memories; `tomc console --memory NAME [--agent A]`: the same server, with a token of its own
+for one person's browser (tomc/web/; docs/http.md, docs/console.md)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+import typer
+
+from tomc.cli.common import DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_OK, database, fail
+from tomc.cli.extras import needs_extra
+from tomc.engine import memory as memories
+from tomc.runtime.connection import Database
+
+PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")
+HOST_OPTION = typer.Option("127.0.0.1", "--host",
+                           help="Address to listen on (0.0.0.0: every interface; put TLS in "
+                                "front, tokens travel in headers).")
+
+
+def http(memory: Optional[list[str]] = typer.Option(
+             None, "--memory", "-m", help="A memory to serve (repeat for several; it must "
+                                          "exist: `tomc memory apply` creates one)."),
+         every: bool = typer.Option(False, "--all", help="Serve every memory on the server, "
+                                                         "those created later too."),
+         port: int = PORT_OPTION, host: str = HOST_OPTION,
+         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
+    """Serve named memories as JSON over HTTP (`/memories/NAME/...`, OpenAPI schema at
+    `/openapi.json`) and a live console per memory (`/memories/NAME/console`), until Ctrl-C
+    or SIGTERM.
+
+    Every request needs a token from `tomc token issue NAME [--agent A]`: a supervisor token
+    records events and asks everything; an agent token reads only that agent's mind. Exit 2
+    on bad input (no memory named, or one that does not exist; the port in use), 3 if
+    FalkorDB is unavailable."""
+    if every == bool(memory):
+        fail("name the memories to serve (--memory NAME, repeatable) or give --all",
+             EXIT_BAD_INPUT)
+    with database(db, data) as conn:
+        _exist(conn, memory or [])
+        served = "every memory" if every else ", ".join(memory or [])
+        _serve(conn, None if every else memory, host, port,
+               f"tomc: serving {served} on http://{host}:{port}/memories/NAME (console: "
+               "/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops")
+    typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory to watch."),
+            agent: Optional[str] = typer.Option(
+                None, "--agent", help="Show only this agent's mind (its read-only view)."),
+            port: int = PORT_OPTION, host: str = HOST_OPTION,
+            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
+    """Watch memory NAME live in a browser: serve it as `tomc http --memory NAME` does, with
+    a token issued for this session only (revoked when it stops), and print the console's
+    URL. The page follows every writer and replays any past step (docs/console.md). Exit 2
+    on bad input (no such memory or agent; the port in use), 3 if FalkorDB is
+    unavailable."""
+    from tomc.runtime import tokens
+
+    with database(db, data) as conn:
+        _exist(conn, [memory])
+        if agent is not None and agent not in memories.agents(conn, memory):
+            fail(f"memory {memory!r} has no agent {agent!r}", EXIT_BAD_INPUT)
+        secret = tokens.issue(conn, memory, agent)
+        try:
+            _serve(conn, [memory], host, port,
+                   f"tomc: the console of memory {memory}"
+                   f"{f' as {agent}' if agent else ''}: http://{host}:{port}/memories/"
+                   f"{memory}/console?access_token={secret} (this token is revoked when "
+                   "the console stops); Ctrl-C or SIGTERM stops")
+        finally:
+            tokens.revoke(conn, secret.split("_")[1])
+    typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _exist(conn: Database, names: Sequence[str]) -> None:
+    for name in names:
+        if memories.read(conn, name) is None:
+            fail(f"no memory called {name!r} (`tomc memory list` lists them; `tomc memory "
+                 "apply` creates one)", EXIT_BAD_INPUT)
+
+
+def _serve(conn: Database, names: Optional[Sequence[str]], host: str, port: int,
+           ready: str) -> None:
+    """Serve the app until Ctrl-C or SIGTERM, printing `ready` once it listens."""
+    with needs_extra("web", "tomc http"):  # FastAPI and uvicorn load only for these verbs
+        import uvicorn
+
+        from tomc.web.app import create_app
+    server = uvicorn.Server(uvicorn.Config(create_app(conn, names), host=host, port=port,
+                                           log_level="warning", timeout_graceful_shutdown=1))
+    # In a thread, so that this one says when it listens (and Ctrl-C or SIGTERM, which
+    # unwind this thread, stop it).
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            fail(f"cannot listen on {host}:{port} (in use?)", EXIT_BAD_INPUT)
+        time.sleep(0.05)
+    typer.echo(ready, err=True)
+    try:
+        while thread.is_alive():
+            thread.join(0.5)
+    finally:
+        server.should_exit = True
+        thread.join(5)

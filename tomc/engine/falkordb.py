@@ -352,6 +352,13 @@ class FalkorEngine:
         versions, and the directory of perspective ids, from the graphs (a writer that
         attaches or catches up)."""
         found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        if any(row["vid"] is None for row in found[None]):  # stored by an older tomc
+            upgrade = Statement(WORLD, "upgrade_versions.cypher",
+                                render("upgrade_versions.cypher"), {}, (0, "upgrading"))
+            self.executor.execute(self.graphs, [upgrade, *(
+                Statement(agent, upgrade.template, upgrade.cypher, {}, upgrade.origin)
+                for agent in self.scenario.agents)])
+            found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
         held = Held()
         held.load(found.pop(None))
         perspectives = Perspectives(self.scenario.chains())

@@ -173,12 +173,12 @@ class Compiler:
         world.params["minds"] = minds
         truth_changes = Changes()
         witnesses = list(event.witnesses)
-        resolution = Resolution(self.held, rev, self.scenario.policy.ties)
+        resolution = Resolution(self.held, rev, self.scenario.policy.ties, facts)
         if truth is not None:
             for fact in facts:
                 resolution.resolve((), fact, truth, "truth")
             truth_changes = resolution.changes.pop(None, Changes())
-            world.params.update(truth_changes.params())
+            world.params.update(truth_changes.params(), stored=resolution.stored)
         # Copies first: a chain copies its owner's history as it was before the event.
         for agent in minds:
             for c in plans[agent].copies:
@@ -206,7 +206,8 @@ class Compiler:
             plan.statements.append(Statement(
                 agent, "mind.cypher", render("mind.cypher", **changes.parts()),
                 {"step": event.step, "kind": event.kind, "text": event.text,
-                 "line": event.line, "witnesses": witnesses, **changes.params()},
+                 "line": event.line, "witnesses": witnesses, "stored": resolution.stored,
+                 **changes.params()},
                 origin, links=True))
         return plan
 

@@ -16,7 +16,8 @@ tests/test_resolution_table.py compare the two.
 
 Shapes: `Version(vid, key, value, authority, published, valid_from, source, support)`;
 `Changes` holds one graph's parameter rows (docs/cypher.md, write.cypher):
-copies {p, source, key, open: [{from, vid}]}, creates {p, v: properties},
+copies {p, source, key, open: [{from, vid}]}, creates {p, vid, f: the index of its fact
+in `stored`, rule},
 supports {p, vid, sources, authority, top}, contests {p, vid, key, value, source,
 authority, published}, closes {p, vid, valid_to} (an ending), supersedes {p, vid, by,
 valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
@@ -26,12 +27,15 @@ to node ids by the runtime (tomc/runtime/executor.py Directory).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from tomc.dsl.program import ENDED
 
 Chain = tuple[str, ...]
 Fact = dict[str, Any]  # lower.py `_fact`: key, value, many, room, source, support, ...
+# The fields of a fact a version stores.
+STORED = ("key", "value", "many", "room", "source", "support", "authority", "published",
+          "valid_from")
 
 # Versions one change may create, across all its graphs (copies included): a broadcast to
 # 16 agents at depth 3 copies a few thousand.
@@ -101,8 +105,12 @@ class Resolution:
     """Resolving one change: reads `held`, records what it changes in `changed` (accepted
     once committed) and each graph's rows in `changes` (by agent; None: the world graph)."""
 
-    def __init__(self, held: Held, rev: int, ties: str):
+    def __init__(self, held: Held, rev: int, ties: str, facts: Sequence[Fact] = ()):
         self.held = held
+        # What a new version stores of its fact, once per statement (`$stored`): rows
+        # name it by index, so a broadcast's many versions send one copy of it.
+        self.facts = {id(f): i for i, f in enumerate(facts)}
+        self.stored = [{k: f[k] for k in STORED} for f in facts]
         self.changed: dict[tuple[Chain, str], tuple[Version, ...]] = {}
         self.changes: dict[Optional[str], Changes] = {}
         self.next_vid = rev * VIDS
@@ -207,14 +215,11 @@ class Resolution:
     # ---------------------------------------------------------------- rows
 
     def _create(self, chain: Chain, fact: Fact, rule: str, kept: tuple[Version, ...]) -> int:
-        """A new open version (write.cypher adds what every version of the event shares:
-        its step, and the event's kind, text, line and witnesses as provenance)."""
+        """A new open version of `fact` (one of the event's: write.cypher takes its
+        fields from `$stored`, and the step and the event's provenance from the statement)."""
         vid = self._vid()
-        self._graph(chain).creates.append({"p": chain, "v": {
-            "vid": vid, "key": fact["key"], "value": fact["value"], "many": fact["many"],
-            "rule": rule, "source": fact["source"], "authority": fact["authority"],
-            "published": fact["published"], "valid_from": fact["valid_from"],
-            "room": fact["room"], "support": list(fact["support"])}})
+        self._graph(chain).creates.append({"p": chain, "vid": vid,
+                                           "f": self.facts[id(fact)], "rule": rule})
         self.changed[(chain, fact["key"])] = (*kept, Version(
             vid, fact["key"], fact["value"], fact["authority"], fact["published"],
             fact["valid_from"], fact["source"], tuple(fact["support"])))

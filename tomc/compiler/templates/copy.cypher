@@ -5,9 +5,12 @@
 // rows, FalkorDB 4.x bound every row's subquery to the first row's source. A node taken
 // out of a list passes a `WHERE ... IS NOT NULL` before CREATE uses it: without one,
 // FalkorDB fails "expected Node".
+// Ids go through variables of their own: FalkorDB seeks a node by such a variable, and
+// scans every perspective for `id(p) = cp.p`.
 UNWIND $copies AS cp
-MATCH (p:P) WHERE id(p) = cp.p
-MATCH (src:P) WHERE id(src) = cp.source
+WITH cp, cp.p AS pid, cp.source AS sid
+MATCH (p:P) WHERE id(p) = pid
+MATCH (src:P) WHERE id(src) = sid
 SET p.owns = p.owns + [cp.key], p.owns_since = p.owns_since + [$step]
 WITH p, src, cp
 OPTIONAL MATCH (src)-[:HELD]->(old:V)

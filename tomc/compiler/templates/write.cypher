@@ -9,15 +9,19 @@
     clause (a part costs 20-50 KB), so a graph keeps few, small plans. `made` is the step
     that created a node or edge (tomc/runtime/recovery.py undoes an event by it). Nothing
     is deleted: a closed version moves to a HELD edge. -#}
+{#- A perspective by node id: the id goes through a variable of its own first, or FalkorDB
+    scans every perspective for each row instead of seeking it. -#}
 {% macro perspective(row) -%}
-{% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}MATCH (p:P) WHERE id(p) = {{ row }}.p{% endif %}
+{% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}WITH {{ row }}, {{ row }}.p AS pid
+MATCH (p:P) WHERE id(p) = pid{% endif %}
 {%- endmacro %}
 UNWIND $creates AS n
 {{ perspective("n") }}
+WITH p, n, $stored[n.f] AS f
 CREATE (p)-[:HOLDS]->(v:V)
-SET v = n.v, v.since = $step, v.made = $step, v.origin_authority = n.v.authority,
-    v.support_since = [x IN n.v.support | $step],
-    v.support_authority = [x IN n.v.support | n.v.authority],
+SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
+    v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
+    v.support_authority = [x IN f.support | f.authority],
     v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
 WITH count(*) AS created
 {% if supports | default(false) -%}
@@ -50,9 +54,12 @@ WITH count(*) AS closed
 UNWIND $supersedes AS u
 {{ perspective("u") }}
 MATCH (p)-[h:HOLDS]->(old:V) WHERE old.vid = u.vid
-MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = u.by
 SET old.until = $step, old.valid_to = u.valid_to
 DELETE h
 CREATE (p)-[:HELD {made: $step}]->(old)
+{#- The successor once `p` and `old` are bound: two version patterns in one MATCH made
+    FalkorDB scan every version. #}
+WITH p, u, old
+MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = u.by
 CREATE (new)-[:SUPERSEDES]->(old)
 WITH count(*) AS superseded

@@ -211,8 +211,8 @@ def test_handoff_receipt_counts_and_shows_what_is_sent(db):
     (receipt,) = results(db, body, "p")
     assert receipt.message == ("d.s = 18 (from bulletin; authority 4)\nk.s = seen\n"
                                "caveat: d.s = 18 is contested by 20 (memo)")
-    assert receipt.size == 3 and receipt.to_json()["size"] == {"lines": 3, "facts": 2,
-                                                               "caveats": 1}
+    assert receipt.size == 3 and receipt.to_json()["size"] == {
+        "lines": 3, "facts": 2, "caveats": 1, "endings": 0, "hearsay": 0}
 
 
 def test_support_via_an_agent_must_name_an_agent():
@@ -406,7 +406,8 @@ def test_compiled_handoff_reads_the_senders_mind_and_keeps_user_values_in_parame
 }
 """
     handed = [{"key": "k.s", "value": "}) MATCH (n)", "many": False,
-               "support": ["MATCH (n) via O'Brien"], "authority": 3,
+               "support": ["MATCH (n) via O'Brien"], "authority": 3, "published": None,
+               "valid_from": "", "ended": False, "valid_to": "", "about": None,
                "rivals": [{"value": "DETACH", "source": "DETACH via O'Brien", "authority": 1}]}]
     plan = compile_scenario(scenario(text), lambda event: Bindings(handed=handed))
     statements = plan.events[1].statements

@@ -35,7 +35,7 @@ CASES = {
     "E170": S.format(body="  procedure deploy {\n    requires qa.signoff = signed\n  }\n"
                           "  ask ready deplyo for Sally"),
     "E171": "policy p {\n  procedure deploy {\n  }\n}\n" + S.format(body=""),
-    "E175": S.format(body="  Sally peeks\n  Anne tells Sally k = v"),
+    "E175": S.format(body="  Sally peeks\n  Anne waits"),
     "E176": S.format(body="  Sally enters room\n  Sally is distracted\n  Sally moves k to box"),
 }
 

@@ -187,6 +187,11 @@ def test_records_the_refund_story_and_answers_every_question(db):
             # the other shortcuts, and a handoff that is sent
             await call(client, "tell", speaker="Finance", listener="Billing",
                        key="refund.reason", value="fraud check")
+            # a report: Billing's model of Maya takes it, not Billing's own belief
+            await call(client, "tell", speaker="Finance", listener="Billing",
+                       key="refund.carrier", value="ups", about="Maya")
+            answers["reported"] = await call(client, "believes", chain=["Billing", "Maya"],
+                                             key="refund.carrier")
             await call(client, "announce", speaker="Finance", key="refund.owner",
                        value="Finance")
             claimed = await call(client, "claim", source="Finance", key="refund.amount",
@@ -199,6 +204,8 @@ def test_records_the_refund_story_and_answers_every_question(db):
 
     answers, sent, after = anyio.run(scenario)
     assert answers["believes"]["value"] == "approved"
+    assert answers["reported"]["value"] == "ups"
+    assert answers["reported"]["provenance"][0]["source"] == "Finance"
     assert answers["believes"]["provenance"][0]["source"] == "Billing"
     assert answers["believes_then"]["value"] == "approved"
     assert [(f["chain"], f["key"]) for f in answers["false_beliefs"]["false_beliefs"]] == [

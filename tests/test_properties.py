@@ -86,17 +86,22 @@ def test_engine_agrees_with_reference_on_every_chain_key_and_step(db, file):
 
 @given(FILES)
 def test_non_witness_chains_never_change(db, file):
-    """Invariant 1: a chain containing a non-witness of an event is not changed by it."""
+    """Invariant 1: a chain containing a non-witness of an event is not changed by it,
+    but for the agent a report or a handoff's hearsay is about, last in the chain (its
+    models change: docs/semantics.md section 5)."""
     _, scenario = checked(file)
     versions, run = engine_versions(db, scenario)
     history = {(h.chain, h.key, h.value, h.since, h.until) for h in versions}
     witnesses = {e.step: set(e.witnesses)
                  for e in run.view(len(scenario.events)).events()}
+    about = {e.step for e in scenario.events
+             if e.kind == "handoff" or getattr(e, "about", None) is not None}
     for chain, key, value, since, until in history:
         if chain:  # the truth observes everything
             for step in (since, until):
                 if step is not None:
-                    assert set(chain) <= witnesses.get(step, set()), (chain, key, step)
+                    watched = chain[:-1] if step in about else chain
+                    assert set(watched) <= witnesses.get(step, set()), (chain, key, step)
 
 
 @given(FILES)
@@ -152,9 +157,10 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
 
 def provenance(view, chains) -> set:
     """Every version the chains held by the view's step, with its provenance: kind, rule,
-    source, support, authority and the rivals contested against it."""
+    source, support, authority, publication and valid time, what ended it, and the rivals
+    contested against it."""
     return {(h.chain, h.key, h.value, h.since, h.until, h.kind, h.rule, h.source,
-             tuple(sorted(h.support)), h.authority,
+             tuple(sorted(h.support)), h.authority, h.published, h.valid_from, h.ending,
              tuple(sorted((r.value, r.source or "", r.authority, r.step, r.kind)
                           for r in h.rivals)))
             for h in [*view.held(chains), *view.superseded(chains)]}
@@ -177,7 +183,10 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
     """On one engine's answers alone (both could share a bug): after `handoff S -> R
     write`, when a rule names R and R holds a sent value, its support holds each source S
     held it with, written `SOURCE via S` (S itself for what S observed); and every rival S
-    recorded against it (not private) is contested against what R holds, via S."""
+    recorded against it (not private) is contested against what R holds, via S; a value R
+    adopted from the handoff keeps S's publication time and valid_from (docs/semantics.md
+    section 3); and a value S knows ended, which R held, is closed at R or contested by
+    "(ended)" (a tie under `ties first` drops it)."""
     _, scenario = checked(file)
     handoffs = [e for e in scenario.events if e.kind == "handoff"]
     if not handoffs:
@@ -194,11 +203,21 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
         held = {(h.key, h.value): h for h in run.view(event.step).held([(receiver,)])}
         before = run.view(event.step - 1).held([(sender,)])
         for sent in handed_over(run.view(event.step - 1), sender, receiver, event.authority):
+            mine = held.get((sent.key, sent.value))
+            if sent.ended:
+                if mine is not None and policy.ties != "first":
+                    assert ("(ended)", event.step) in {(r.value, r.step) for r in mine.rivals}, (
+                        event.text, mine)
+                continue
+            if sent.about is not None:  # hearsay: test_reports_and_hearsay_...
+                continue
             own = next(h for h in before if (h.key, h.value) == (sent.key, sent.value))
             expected = {f"{s} via {sender}" for s in own.support} or {sender}
-            mine = held.get((sent.key, sent.value))
             if mine is not None:
                 assert expected <= set(mine.support), (event.text, mine)
+                if mine.since == event.step and mine.source == sent.support[0]:
+                    assert (mine.published, mine.valid_from) == (
+                        own.published, own.valid_from), (event.text, mine, own)
             current = [h for (key, _), h in held.items() if key == sent.key]
             for rival in (r for r in own.rivals if r.kind != "tell"):
                 for h in current:
@@ -468,3 +487,38 @@ def test_engines_agree_on_found_provenance_cases(db, text):
     chains = [(), *scenario.chains()]
     assert provenance(run.view(steps), chains) == provenance(
         ReferenceView(run_reference(scenario), steps), chains)
+
+
+@given(HANDOFFS)
+def test_reports_and_hearsay_change_only_models_of_their_subject(db, file):
+    """On one engine's answers alone: a report `S tells L X believes K = V` changes only
+    chains that end with X (never X's own belief, nor the truth), and when the rules name L,
+    `L > X` then holds V or records it as contested; a handoff's hearsay about X reaches
+    `R > X` alike (docs/semantics.md section 3, "Reports")."""
+    _, scenario = checked(file)
+    run = run_scenario(scenario, "falkordb", db)
+    chains = [(), *scenario.chains()]
+    versions, _ = engine_versions(db, scenario)
+    policy = scenario.policy
+    for event in scenario.events:
+        if event.kind == "tell" and event.about is not None:
+            changed = {h.chain for h in versions
+                       if h.since == event.step or h.until == event.step}
+            assert all(c and c[-1] == event.about for c in changed), (event.text, changed)
+            pairs = [(event.listeners[0], event.about,
+                      event.fact.key, event.fact.value)]
+        elif event.kind == "handoff":
+            sent = handed_over(run.view(event.step - 1), event.speaker, event.listener,
+                               event.authority)
+            pairs = [(event.listener, s.about, s.key, s.value) for s in sent if s.about]
+        else:
+            continue
+        believers = [] if policy.trust == "exit_order" else list(event.listeners)
+        routed = {r.chain for r in communication_routes(policy, scenario.chains(), event,
+                                                        believers)}
+        for listener, about, key, value in pairs:
+            if (listener,) not in routed or (listener, about) not in chains:
+                continue
+            model = [h for h in run.view(event.step).held([(listener, about)]) if h.key == key]
+            assert any(h.value == value or value in {r.value for r in h.rivals}
+                       for h in model) or policy.ties == "first", (event.text, model)

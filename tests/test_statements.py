@@ -150,6 +150,9 @@ def test_support_at_a_past_step_leaves_out_later_corroborations(db):
 @pytest.mark.parametrize("body", [
     "A enters r\nB is distracted\nB enters r",      # the one who enters is not distracted from it
     "A, B enter r\nB is distracted\nB moves k to box",  # nor is the one who moves
+    "B is distracted\nB tells A k.v = 1",           # nor the one who speaks
+    "A peeks\nB tells A k.v = 1",                   # a listener does not peek: it hears
+    "A peeks\nB announces k.v = 1",                 # every agent hears an announcement
 ])
 def test_a_distracted_agent_cannot_be_the_actor(body):
     text = "scenario s {\n  agents A, B\n  rooms r\n" + "".join(

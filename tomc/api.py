@@ -401,10 +401,13 @@ class Session:
         return self._one(ast.SetValue(actor=build.name(agent), fact=build.fact(key, value)))
 
     @_bad_input
-    def tell(self, speaker: str, listener: str, key: str, value: object) -> AnyEvent:
-        """`SPEAKER tells LISTENER KEY = VALUE`: a private message."""
+    def tell(self, speaker: str, listener: str, key: str, value: object, *,
+             about: Optional[str] = None) -> AnyEvent:
+        """`SPEAKER tells LISTENER KEY = VALUE`: a private message; with `about` X, the
+        report `SPEAKER tells LISTENER X believes KEY = VALUE` (docs/language.md, "Reports")."""
         return self._one(ast.Tell(speaker=build.name(speaker), listener=build.name(listener),
-                                  fact=build.fact(key, value)))
+                                  fact=build.fact(key, value),
+                                  about=None if about is None else build.name(about)))
 
     @_bad_input
     def says(self, speaker: str, key: str, value: object) -> AnyEvent:

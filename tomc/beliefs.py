@@ -26,6 +26,18 @@ class Rival:
 
 
 @dataclass(frozen=True)
+class Ending:
+    """What ended a version (docs/semantics.md section 4, "Endings"): the ending's `source`
+    and `authority`, its publication time `published` and the end of the version's valid
+    interval `valid_to` ("" for the beginning of time)."""
+
+    source: Optional[str]
+    authority: int
+    published: Optional[str]
+    valid_to: str
+
+
+@dataclass(frozen=True)
 class Held:
     """One version of a perspective's belief about a key, with its provenance.
 
@@ -33,7 +45,10 @@ class Held:
     until `until` (None: still held). `kind` and `rule` say which event kind and routing
     rule produced it; `source` is where the value came from (None: observed), `support`
     every source that corroborated it, `authority` the highest of theirs; `rivals` are the
-    claims contested against it (by the view's step).
+    claims contested against it (by the view's step). `published` and `valid_from` are the
+    value's publication time and the start of its valid interval (a handoff passes them on:
+    docs/semantics.md section 3); `ending` is what ended it, for a version an ending closed
+    by the view's step.
     """
 
     chain: Chain
@@ -47,6 +62,9 @@ class Held:
     support: tuple[str, ...]
     authority: int
     rivals: tuple[Rival, ...] = ()
+    published: Optional[str] = None
+    valid_from: str = ""
+    ending: Optional[Ending] = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ Written from A's perspective only (the chains `A` and `A > B`, both in A's mind 
 what I believe (and how I learnt it), what I think B believes, where the two differ, and
 what to correct first. Each difference gets an action:
 
-- `correct`: I think B holds a value other than mine;
+- `correct`: I think B holds a value other than mine, or one I know ended (an ending
+  closed my own version of it: docs/semantics.md section 4);
 - `tell`: I think B does not know what I hold;
 - `ask`: I think B knows something I do not;
 - `private`: I learnt my value in a private tell (kind `tell`): not mine to share.
@@ -100,8 +101,8 @@ class Context:
             many = d.key in self.many
             mine, theirs_shown = quoted_values(d.mine, many), quoted_values(d.theirs, many)
             out.append({
-                "correct": f"- {d.key}: I hold {mine}; I think {self.other} holds "
-                           f"{theirs_shown} (correct it)",
+                "correct": f"- {d.key}: I hold {mine if d.mine else 'nothing (it ended)'}; "
+                           f"I think {self.other} holds {theirs_shown} (correct it)",
                 "tell": f"- {d.key}: I hold {mine}; I think {self.other} does not know it "
                         f"(tell)",
                 "ask": f"- {d.key}: I hold nothing; I think {self.other} holds "
@@ -112,8 +113,11 @@ class Context:
             out.append("- nowhere that I know of")
         first = self.first
         if first:
-            shown = quoted_values(first.mine, first.key in self.many)
-            out.append(f"Correct first: {first.key} = {shown}")
+            if first.mine:
+                shown = quoted_values(first.mine, first.key in self.many)
+                out.append(f"Correct first: {first.key} = {shown}")
+            else:
+                out.append(f"Correct first: {first.key} has ended")
         return "\n".join(out)
 
     def lines(self) -> list[str]:
@@ -134,6 +138,7 @@ def context_for(view: BeliefView, agent: str, other: str) -> Context:
     mine = [h for h in view.held([(agent,)])]
     theirs = [h for h in view.held([(agent, other)])]
     my_keys, their_keys = by_chain_key(mine), by_chain_key(theirs)
+    ended = {(h.key, h.value) for h in view.superseded([(agent,)]) if h.ending is not None}
     differences = []
     for key in sorted({k for _, k in my_keys} | {k for _, k in their_keys}):
         held = my_keys.get(((agent,), key), [])
@@ -143,7 +148,8 @@ def context_for(view: BeliefView, agent: str, other: str) -> Context:
         if any(is_private(h.kind) for h in held):
             action = "private"
         elif not held:
-            action = "ask"
+            known_ended = any((h.key, h.value) in ended for h in modelled)
+            action = "correct" if known_ended else "ask"
         else:
             action = "correct" if modelled else "tell"
         differences.append(Difference(key, values(held), values(modelled), action,

@@ -5,7 +5,10 @@ an omniscient observer holds, docs/semantics.md section 2). Its belief about a k
 when both hold values and the values differ. Not knowing is not a false belief: a chain
 that holds nothing, or models a perspective that holds nothing (the truth of a key only
 ever spoken about, a speaker who never believed what it said), is left out; `who_knows`
-lists such gaps.
+lists such gaps. An ending is not a gap: a chain still holding a value the perspective it
+models had closed by an ending (for N = 1: the truth or any agent, as `who_knows` counts
+ended values; a retraction never changes the truth) holds a false belief, and the ending is
+the event it missed.
 """
 
 from __future__ import annotations
@@ -82,15 +85,26 @@ def false_beliefs(view: BeliefView, depth: int, key: Optional[str] = None) -> Fa
     grouped = by_chain_key(h for h in view.held([*modelled, *chains])
                            if key is None or h.key == key)
     events = {e.step: e for e in view.events()}
+    # What each modelled perspective had ended: {(chain, key): {value: step}}; depth 1
+    # models the truth, which a retraction never reaches, so any agent's ending counts.
+    agents = [(a,) for a in view.scenario.agents] if depth == 1 else []
+    ended: dict[tuple, dict[str, int]] = {}
+    for h in view.superseded([*modelled, *agents]):
+        if h.ending is not None and (key is None or h.key == key):
+            into = ended.setdefault((() if depth == 1 else h.chain, h.key), {})
+            into[h.value] = max(into.get(h.value, 0), h.until)
     found = []
     for chain in chains:
         for chain_key in sorted({k for c, k in grouped if c == chain}):
             mine = grouped[(chain, chain_key)]
             theirs = grouped.get((chain[1:], chain_key), [])
-            if not theirs or values(mine) == values(theirs):
+            gone = {v: s for v, s in ended.get((chain[1:], chain_key), {}).items()
+                    if v in values(mine) and v not in values(theirs)}
+            if (not theirs and not gone) or values(mine) == values(theirs):
                 continue
             missed = tuple(events[h.since] for h in theirs
                            if h.value not in values(mine) and h.since in events)
+            missed += tuple(events[s] for s in sorted(set(gone.values())) if s in events)
             found.append(FalseBelief(chain, chain_key, values(mine), values(theirs),
                                      max(h.since for h in mine), missed))
     many = frozenset(k for k in {f.key for f in found} if view.scenario.policy.is_many(k))

@@ -112,16 +112,22 @@ class HandoffReceipt:
     tokens: int
     transcript_tokens: int
     readiness: tuple[Readiness, ...] = ()
+    endings: tuple[Included, ...] = ()
+    hearsay: tuple[tuple[str, Included], ...] = ()  # (X, what the sender thinks X believes)
 
     @property
     def size(self) -> int:
-        """The lines sent: one per included fact, one per caveat."""
-        return len(self.included) + len(self.caveats)
+        """The lines sent: one per included fact, caveat, ending and hearsay."""
+        return len(self.included) + len(self.caveats) + len(self.endings) + len(self.hearsay)
 
     def items(self, part: Optional[str]) -> list[str]:
-        """includes / caveats: keys; excludes: `KEY: REASON`."""
+        """includes / caveats / endings: keys; excludes: `KEY: REASON`."""
         if part == "includes":
             return [i.key for i in self.included]
+        if part == "endings":
+            return [e.key for e in self.endings]
+        if part == "hearsay":
+            return [f"{agent}: {h.key}" for agent, h in self.hearsay]
         if part == "caveats":
             return [c.key for c in self.caveats]
         return [f"{e.key}: {e.reason}" for e in self.excluded]
@@ -136,12 +142,19 @@ class HandoffReceipt:
         out += [f"  caveat: {c.key} = {c.value} is contested by {c.rival.value} "
                 f"({c.rival.source or 'observed'}, authority {c.rival.authority}, "
                 f"step {c.rival.step})" for c in self.caveats]
+        out += [f"  ended: {e.key} = {e.value}  [sources: {', '.join(e.sources)}; "
+                f"authority {e.authority}; ended at step {e.since}]" for e in self.endings]
+        out += [f"  hearsay: {agent} believes {h.key} = {h.value}  [sources: "
+                f"{', '.join(h.sources) or 'observed'}; since step {h.since}]"
+                for agent, h in self.hearsay]
         out.append(f"excluded ({len(self.excluded)}):")
         for e in self.excluded:
             shown_value = "" if e.value is None else f" = {e.value}"
             out.append(f"  {e.key}{shown_value}: {e.reason} ({e.detail})")
+        ended = f", {len(self.endings)} endings" if self.endings else ""
+        ended += f", {len(self.hearsay)} hearsay" if self.hearsay else ""
         out.append(f"size: {self.size} lines ({len(self.included)} facts, {len(self.caveats)} "
-                   f"caveats), {self.tokens} tokens, against {self.transcript_tokens} for the "
+                   f"caveats{ended}), {self.tokens} tokens, against {self.transcript_tokens} for the "
                    f"full transcript (words and punctuation marks)")
         out += [f"readiness: {r.procedure} ({', '.join(r.keys)}): {self.sender} "
                 f"{r.sender}; {self.sender} > {self.receiver} {r.receiver_now} now, "
@@ -149,8 +162,8 @@ class HandoffReceipt:
         return out
 
     def to_json(self) -> dict:
-        """{sender, receiver, step, included, excluded, caveats, message, size, tokens,
-        readiness}."""
+        """{sender, receiver, step, included, excluded, caveats, endings, hearsay, message,
+        size, tokens, readiness}."""
         return {
             "sender": self.sender, "receiver": self.receiver, "step": self.step,
             "included": [{"key": i.key, "value": i.value, "sources": list(i.sources),
@@ -160,9 +173,15 @@ class HandoffReceipt:
             "caveats": [{"key": c.key, "value": c.value, "rival": c.rival.value,
                          "source": c.rival.source, "authority": c.rival.authority,
                          "step": c.rival.step} for c in self.caveats],
+            "endings": [{"key": e.key, "value": e.value, "sources": list(e.sources),
+                         "authority": e.authority, "step": e.since} for e in self.endings],
+            "hearsay": [{"about": agent, "key": h.key, "value": h.value,
+                         "sources": list(h.sources), "since": h.since}
+                        for agent, h in self.hearsay],
             "message": self.message,
             "size": {"lines": self.size, "facts": len(self.included),
-                     "caveats": len(self.caveats)},
+                     "caveats": len(self.caveats), "endings": len(self.endings),
+                     "hearsay": len(self.hearsay)},
             "tokens": {"handoff": self.tokens, "transcript": self.transcript_tokens,
                        "tokenizer": "words and punctuation marks (approximation)"},
             "readiness": [r.to_json() for r in self.readiness],
@@ -182,14 +201,34 @@ def facts_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
 class Sent:
     """One fact of `handoff S -> R write` as the receiver gets it: `key = value` with its
     provenance, each source written `SOURCE via S` (`support`, the first one the version's
-    `source`), the `authority` S held it with, and the rivals S recorded against it (the
-    receipt's caveats), to be recorded as contested claims, their sources `via S` too."""
+    `source`), the `authority` S held it with, its publication time and valid interval
+    (`published`, `valid_from`: the receiver resolves with them, docs/semantics.md section 3),
+    and the rivals S recorded against it (the receipt's caveats), to be recorded as
+    contested claims, their sources `via S` too. Hearsay (`about` X) is what S thinks X
+    believes: the receiver's model of X takes it (`S > X` becomes `R > X`). An ending
+    (`ended`) is S's knowledge that
+    `key = value` no longer holds: its support is the ending's source via S, its authority
+    and publication time the ending's, `valid_to` where the ended value stopped holding."""
 
     key: str
     value: str
     support: tuple[str, ...]
     authority: int
     rivals: tuple[Rival, ...]
+    published: Optional[str] = None
+    valid_from: str = ""
+    ended: bool = False
+    valid_to: str = ""
+    about: Optional[str] = None
+
+    def to_row(self, many: bool) -> dict:
+        """The fact as the compiler's bindings take it (tomc/compiler/reads.py `handed`)."""
+        return {"key": self.key, "value": self.value, "many": many,
+                "support": list(self.support), "authority": self.authority,
+                "published": self.published, "valid_from": self.valid_from,
+                "ended": self.ended, "valid_to": self.valid_to, "about": self.about,
+                "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
+                           for r in self.rivals]}
 
 
 def via(source: str, agent: str) -> str:
@@ -201,8 +240,9 @@ def via(source: str, agent: str) -> str:
 def handed_over(view: BeliefView, sender: str, receiver: str,
                 speaking_authority: int) -> list[Sent]:
     """What `handoff sender -> receiver write` sends, as of the view's step: the included
-    facts with their sources and authority (a fact the sender observed: the sender itself,
-    with its `speaking_authority`), and their non-private rivals."""
+    facts with their sources, authority and dates (a fact the sender observed: the sender
+    itself, with its `speaking_authority`), and their non-private rivals; then the endings
+    (`endings_to_send`)."""
     out = []
     for h in facts_to_send(view, sender, receiver):
         if h.support:
@@ -212,8 +252,63 @@ def handed_over(view: BeliefView, sender: str, receiver: str,
         rivals = tuple(Rival(r.value, via(r.source, sender) if r.source else sender,
                              r.authority, r.step, r.kind)
                        for r in h.rivals if not is_private(r.kind))
-        out.append(Sent(h.key, h.value, support, authority, rivals))
+        out.append(Sent(h.key, h.value, support, authority, rivals, h.published,
+                        h.valid_from))
+    for h in endings_to_send(view, sender, receiver):
+        ending = h.ending
+        source = via(ending.source, sender) if ending.source else sender
+        out.append(Sent(h.key, h.value, (source,), ending.authority, (), ending.published,
+                        h.valid_from, True, ending.valid_to))
+    for h in hearsay_to_send(view, sender, receiver):
+        support = tuple(via(s, sender) for s in h.support) or (sender,)
+        authority = h.authority if h.support else speaking_authority
+        out.append(Sent(h.key, h.value, support, authority, (), h.published, h.valid_from,
+                        about=h.chain[1]))
     return out
+
+
+def is_private_model(h: Held, sender: str) -> bool:
+    """What the sender thinks X believes is private when X told it in private (a tell
+    whose source is not the sender: the sender's own tells to X are the sender's to report)."""
+    return is_private(h.kind) and h.source != sender
+
+
+def hearsay_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
+    """The sender's models of third parties it hands on (docs/semantics.md section 3): what
+    `sender > X` holds, for each agent X other than the two whose `receiver > X` the policy
+    tracks, unless private or already in `sender > receiver > X` (when tracked), by X, key
+    and value."""
+    chains = set(view.scenario.chains())
+    out = []
+    for agent in view.scenario.agents:
+        if agent in (sender, receiver) or (receiver, agent) not in chains:
+            continue
+        known = {(h.key, h.value) for h in view.held([(sender, receiver, agent)])} \
+            if (sender, receiver, agent) in chains else set()
+        out += sorted((h for h in view.held([(sender, agent)])
+                       if not is_private_model(h, sender) and (h.key, h.value) not in known),
+                      key=lambda h: (h.key, h.value))
+    return out
+
+
+def endings_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
+    """The versions `sender` held that an ending closed (docs/semantics.md section 4,
+    "Endings") while its model of `receiver` still holds their value, private ones left out,
+    by key and value: what the handoff ends at the receiver. A cardinality-one key the
+    sender holds a value of again is left to that value (it supersedes or contests)."""
+    model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
+    held = view.held([(sender,)])
+    holding = {(h.key, h.value) for h in held}
+    keys_held = {h.key for h in held}
+    latest: dict[tuple[str, str], Held] = {}
+    for h in view.superseded([(sender,)]):
+        if (h.ending is None or is_private(h.kind) or (h.key, h.value) not in model
+                or (h.key, h.value) in holding
+                or (h.key in keys_held and not view.scenario.policy.is_many(h.key))):
+            continue
+        if (h.key, h.value) not in latest or latest[(h.key, h.value)].until < h.until:
+            latest[(h.key, h.value)] = h
+    return [latest[k] for k in sorted(latest)]
 
 
 def _line(i: Included) -> str:
@@ -260,13 +355,23 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                                      f"held from step {old.since}, {how} at step {old.until}"))
     # The detail breaks ties (one value held twice): both engines list them in one order.
     excluded.sort(key=lambda e: (e.key, e.reason, e.value or "", e.detail))
+    endings = tuple(Included(h.key, h.value, (h.ending.source,) if h.ending.source else (),
+                             h.ending.authority, h.until)
+                    for h in endings_to_send(view, sender, receiver))
+    hearsay = tuple((h.chain[1], Included(h.key, h.value, h.support, h.authority, h.since))
+                    for h in hearsay_to_send(view, sender, receiver))
     message = "\n".join([_line(i) for i in included]
                         + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
-                           f"({c.rival.source or 'observed'})" for c in caveats])
+                           f"({c.rival.source or 'observed'})" for c in caveats]
+                        + [f"ended: {e.key} = {e.value} no longer holds (from "
+                           f"{', '.join(e.sources) or sender}; authority {e.authority})"
+                           for e in endings]
+                        + [f"{agent} believes {h.key} = {h.value} (as {sender} knows it)"
+                           for agent, h in hearsay])
     transcript = "\n".join(e.text for e in view.events())
     return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
                           estimate_tokens(message), estimate_tokens(transcript),
-                          _readiness(view, sender, receiver, included))
+                          _readiness(view, sender, receiver, included), endings, hearsay)
 
 
 def _readiness(view: BeliefView, sender: str, receiver: str,

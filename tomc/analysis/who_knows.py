@@ -6,6 +6,12 @@ when it holds some of a `many` key's values and nothing else (it lacks the rest:
 holds is wrong), **unknown** when it holds nothing.
 When the truth itself is unknown (the key was only ever spoken about: speech never changes
 the truth, docs/semantics.md section 2), an agent holding a value is **unverified**.
+
+Endings (docs/semantics.md section 4) count as news: a value the truth or an agent held
+until an ending closed it, and the truth does not hold now, is **ended**. An agent still
+holding an ended value is out of date (even when the truth is unknown: a retraction never
+changes the truth); when the truth holds nothing, an agent holding nothing that had its own
+version ended knows it ended, and is up to date.
 """
 
 from __future__ import annotations
@@ -83,16 +89,25 @@ def who_knows(view: BeliefView, key: str) -> WhoKnows:
     result = WhoKnows(key, view.step, view.scenario.policy.is_many(key), truth,
                       tuple(events[h.since] for h in truth_versions if h.since in events),
                       [], [], [], [], [])
+    closed = [h for h in view.superseded([TRUTH, *((a,) for a in agents)])
+              if h.key == key and h.ending is not None]
+    ended = {h.value for h in closed} - set(truth)
+    knows_ended = {h.chain[0] for h in closed if h.chain}
     for agent in agents:
         versions = grouped.get(((agent,), key), [])
         if not versions:
-            result.unknown.append(agent)
+            if not truth and ended and agent in knows_ended:
+                result.up_to_date.append(agent)
+            else:
+                result.unknown.append(agent)
         elif values(versions) == truth:
             result.up_to_date.append(agent)
         else:
             held = values(versions)
             holder = Holder(agent, held, max(h.since for h in versions))
-            if not truth:
+            if set(held) & ended:
+                result.out_of_date.append(holder)
+            elif not truth:
                 result.unverified.append(holder)
             elif result.many and set(held) < set(truth):
                 result.incomplete.append(holder)

@@ -44,6 +44,7 @@ def render_run(run: ScenarioRun) -> str:
             out.extend(ready_lines(answer))
         elif q.kind == "ask":
             at = f" at step {q.step}" if q.step != len(s.events) else ""
+            at += f" on {q.on_date.removesuffix('T00:00:00')}" if q.on_date is not None else ""
             out.append(f"  ask  {describe_subject(answer)}{at} = {answer.shown}"
                        f"   (line {q.line})")
             out.extend(provenance_lines(answer))

@@ -20,8 +20,8 @@ from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
 from tomc.compiler.reads import Bindings
 from tomc.compiler.resolve import Changes, Held, Resolution
-from tomc.compiler.routing import (Chain, Routing, communication_routing, observation_routing,
-                                   truth_adopts)
+from tomc.compiler.routing import (Chain, Models, Routing, communication_routing,
+                                   observation_routing, truth_adopts)
 from tomc.compiler.templates import render
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
                               ScenarioModel)
@@ -95,7 +95,8 @@ class Compiler:
                                                             "room": event.room})
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
             return self._plan(event, world, {}, (), rev)
-        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed]
+        facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed
+                 if self.scenario.policy.visible(r["key"])]  # `reveal contents except P`
         routing = observation_routing(self.scenario.policy, self.scenario.agents,
                                       event.witnesses, event.peekers, event.distracted)
         return self._routed(event, world, routing, facts, ("revealed",), rev)
@@ -121,17 +122,38 @@ class Compiler:
                             {"facts": facts, "speaker": event.speaker,
                              "listeners": list(event.listeners)},
                             told=event.speaker is not None and bool(event.listeners)
-                            and not fact.ended,
+                            and not fact.ended and event.about is None,
                             truth=truth is not None)
         exit_order = policy.trust == "exit_order"
-        believers = bindings.believers if exit_order else list(event.listeners)
+        # Peekers are judged like listeners: do they trust the speaker?
+        believers = (bindings.believers if exit_order
+                     else [*event.listeners, *event.peekers])
         routing = communication_routing(policy, self.scenario.agents, event, believers)
+        if event.about is not None:  # a report: each chain's model of X takes it instead
+            routing = Models(routing, event.about)
         return self._routed(event, world, routing, facts, ("believers",) if exit_order else (),
                             rev, truth=truth)
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
-                       support=h["support"]) for h in bindings.handed]
+                       h["published"], h["valid_from"], support=h["support"])
+                 for h in bindings.handed if not h["ended"] and h["about"] is None]
+        # Hearsay (what S thinks X believes) goes to each named chain's model of X, tagged
+        # with X so that only those chains resolve it.
+        hearsay: dict[str, list[FactRow]] = {}
+        for h in bindings.handed:
+            if h["about"] is not None:
+                hearsay.setdefault(h["about"], []).append({**_fact(
+                    h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
+                    h["published"], h["valid_from"], support=h["support"]),
+                    "about": h["about"]})
+        # The endings come after the values (a cardinality-one key carries one or the
+        # other: tomc/analysis/handoff.py `endings_to_send`), as in the reference.
+        endings = [{**_fact(h["key"], h["value"], h["many"], None, h["support"][0],
+                            h["authority"], h["published"], h["valid_from"],
+                            support=h["support"]),
+                    "ended": True, "of": None, "valid_to": h["valid_to"]}
+                   for h in bindings.handed if h["ended"]]
         rivals = [{"key": h["key"], **rival} for h in bindings.handed for rival in h["rivals"]]
         world = self._world(event, "communication.cypher", rev,
                             {"facts": facts, "speaker": event.speaker,
@@ -142,7 +164,8 @@ class Compiler:
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
         routing = communication_routing(self.scenario.policy, self.scenario.agents, event,
                                         believers)
-        return self._routed(event, world, routing, facts, ("handed",), rev, rivals)
+        return self._routed(event, world, routing, facts, ("handed",), rev, rivals, endings,
+                            hearsay)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
         return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, (), rev)
@@ -155,20 +178,34 @@ class Compiler:
                 "line": event.line, "witnesses": list(event.witnesses), "minds": []}
         return WorldPart(template, {**base, **params}, context)
 
-    def _routed(self, event: AnyEvent, world: "WorldPart", routing: Routing,
+    def _routed(self, event: AnyEvent, world: "WorldPart", routing: Routing | Models,
                 facts: list[FactRow], bound: tuple[str, ...], rev: int,
-                rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
+                rivals: Sequence[FactRow] = (), endings: Sequence[FactRow] = (),
+                hearsay: Optional[dict[str, list[FactRow]]] = None,
+                truth: Optional[bool] = None) -> EventPlan:
+        facts = [*facts, *endings]
         keys = [f["key"] for f in facts]
-        plans = self.perspectives.plan(routing, keys) if facts else {}
-        return self._plan(event, world, plans, bound, rev, facts, rivals, truth)
+        plans = [self.perspectives.plan(routing, keys)] if facts else []
+        movers = {agent: Models(routing, agent, "hearsay: ") for agent in hearsay or {}}
+        for agent, about in (hearsay or {}).items():
+            plans.append(self.perspectives.plan(movers[agent], [f["key"] for f in about]))
+            facts += about
+        merged = _merged(plans)
+        # The chains hearsay goes to: each chain the moved rules name (it ends with its X).
+        models = {w.chain for mind in merged.values() for w in mind.writes
+                  if w.chain[-1] in movers and movers[w.chain[-1]].route(w.chain)}
+        return self._plan(event, world, merged, bound, rev, facts, rivals, truth, models)
 
     def _plan(self, event: AnyEvent, world: "WorldPart", plans: dict[str, MindPlan],
               bound: tuple[str, ...], rev: int, facts: Sequence[FactRow] = (),
-              rivals: Sequence[FactRow] = (), truth: Optional[bool] = None) -> EventPlan:
+              rivals: Sequence[FactRow] = (), truth: Optional[bool] = None,
+              models: frozenset | set = frozenset()) -> EventPlan:
         """The event's statements: the world's, then one per mind graph it writes, each
         carrying what resolution (tomc/compiler/resolve.py) decided for its chains; `truth`
         says whether the truth takes the facts outright (True), by the table (False) or
-        not at all (None)."""
+        not at all (None). Each written chain takes the values, then the endings (a
+        handoff may carry both); hearsay (a fact `about` X) goes only to the chains of
+        `models` that end with X, and the other values only to the other chains."""
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
         truth_changes = Changes()
@@ -183,12 +220,21 @@ class Compiler:
         for agent in minds:
             for c in plans[agent].copies:
                 resolution.copy(c.chain, c.source, c.key)
+        values = [f for f in facts if not f.get("ended")]
+        ends = [f for f in facts if f.get("ended")]
         for agent in minds:
-            for w in plans[agent].writes:
-                for fact in facts:
+            writes = plans[agent].writes
+            for w in writes:
+                about = w.chain[-1] if w.chain in models else None
+                for fact in values:
+                    if fact["key"] in w.keys and fact.get("about") == about:
+                        resolution.resolve(w.chain, fact, w.force, w.rule)
+            for w in writes:
+                for fact in ends:
                     if fact["key"] in w.keys:
                         resolution.resolve(w.chain, fact, w.force, w.rule)
-                for rival in rivals:  # a handoff's caveats, contested at the receiver
+            for w in writes:  # a handoff's caveats, contested at the receiver
+                for rival in rivals if w.chain not in models else ():
                     if rival["key"] in w.keys:
                         resolution.rival(w.chain, rival)
         origin = (event.line, event.text)
@@ -232,6 +278,30 @@ def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optiona
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "support": list(support), "authority": authority, "published": published,
             "valid_from": valid_from}
+
+
+def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:
+    """Several plans of one event (a handoff's values, and its hearsay about each agent) as
+    one: each mind's copies (once each: two plans may copy the same history) and writes."""
+    out: dict[str, MindPlan] = {}
+    for plans_of in plans:
+        for agent, mind in plans_of.items():
+            into = out.setdefault(agent, MindPlan())
+            into.copies += [c for c in mind.copies if c not in into.copies]
+            into.writes += mind.writes
+    return out
+
+
+def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:
+    """Several plans of one event (a handoff's values, and its hearsay about each agent) as
+    one: each mind's copies (once each: two plans may copy the same history) and writes."""
+    out: dict[str, MindPlan] = {}
+    for plans_of in plans:
+        for agent, mind in plans_of.items():
+            into = out.setdefault(agent, MindPlan())
+            into.copies += [c for c in mind.copies if c not in into.copies]
+            into.writes += mind.writes
+    return out
 
 
 # How each event family is lowered (Compiler.event).

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Sequence
 
-from tomc.compiler.routing import Chain, Route, Routing
+from tomc.compiler.routing import Chain, Models, Route, Routing
 
 
 class Copy(NamedTuple):
@@ -107,7 +107,7 @@ class Perspectives:
             chain = chain[:-1]
         return chain
 
-    def plan(self, routing: Routing, keys: Sequence[str]) -> dict[str, MindPlan]:
+    def plan(self, routing: Routing | Models, keys: Sequence[str]) -> dict[str, MindPlan]:
         """Each mind's copies and writes for an event whose facts (about `keys`) `routing`
         routes, keyed by the mind's agent. Changes nothing: see `accept`.
 

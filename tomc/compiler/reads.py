@@ -26,7 +26,8 @@ from tomc.dsl.program import AnyEvent, Communication, Handoff, PolicyModel, Pres
 @dataclass
 class Bindings:
     """What was read for one event: `believers` (agent names), `revealed` (rows {key, value,
-    many, room}), `handed` (rows {key, value, many})."""
+    many, room}), `handed` (rows of tomc/analysis/handoff.py `Sent.to_row`: {key, value, many,
+    support, authority, published, valid_from, ended, valid_to, rivals})."""
 
     believers: list[str] = field(default_factory=list)
     revealed: list[dict[str, Any]] = field(default_factory=list)
@@ -53,7 +54,7 @@ def reads_for(event: AnyEvent, policy: PolicyModel) -> list[Read]:
         return [Read("believers", Statement(
             WORLD, "read_believers.cypher", render("read_believers.cypher"),
             {"key": event.fact.key, "speaker": event.speaker,
-             "listeners": list(event.listeners)}, origin))]
+             "listeners": [*event.listeners, *event.peekers]}, origin))]
     if isinstance(event, Handoff):
         return [Read("handed", None)]
     return []

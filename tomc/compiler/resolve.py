@@ -19,7 +19,8 @@ Shapes: `Version(vid, key, value, authority, published, valid_from, source, supp
 copies {p, source, key, open: [{from, vid}]}, creates {p, vid, f: the index of its fact
 in `stored`, rule},
 supports {p, vid, sources, authority, top}, contests {p, vid, key, value, source,
-authority, published}, closes {p, vid, valid_to} (an ending), supersedes {p, vid, by,
+authority, published}, closes {p, vid, valid_to, source, authority, published} (an
+ending, and what it came from), supersedes {p, vid, by,
 valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
 """
@@ -197,9 +198,12 @@ class Resolution:
             if outcome == "supersede":
                 outcome = "close"
                 kept.remove(held)
+                # What ended it stays on it, for a handoff to pass the ending on.
                 self._graph(chain).closes.append({
                     "p": chain, "vid": held.vid,
-                    "valid_to": _later(fact.get("valid_to"), held.valid_from)})
+                    "valid_to": _later(fact.get("valid_to"), held.valid_from),
+                    "source": fact["source"], "authority": fact["authority"],
+                    "published": fact["published"]})
             elif outcome == "contest":
                 self._contest(chain, held, ENDED, fact)
         self.changed[(chain, fact["key"])] = tuple(kept)

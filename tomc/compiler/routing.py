@@ -145,16 +145,23 @@ def communication_routing(policy: PolicyModel, agents: Collection[str],
                           believers: Iterable[str]) -> Routing:
     """The chains a communication updates: the rules of its section (`on tell:`, `on
     announce:`, `on claim:`) over its speaker, listeners and believers (the listeners who
-    trust the speaker). The speaker's own belief never changes because it spoke. Under
-    `trust authority`, chains that end with the speaker adopt outright (the speaker is
-    taken to believe what it says); the others resolve by the table."""
+    trust the speaker, and the peekers who do). The speaker's own belief never changes
+    because it spoke. Under `trust authority`, chains that end with the speaker adopt
+    outright (the speaker is taken to believe what it says); the others resolve by the
+    table. A peeker (who overheard it) may head a chain and never follow; a distracted
+    listener may follow and never head (docs/semantics.md section 3)."""
     section = policy.sections.get(event.event_class)
     speaker: Optional[str] = event.speaker
     listeners = list(event.listeners)
+    peekers = list(getattr(event, "peekers", ()))
+    missing = set(getattr(event, "distracted", ()))
     believing = set(believers)
-    plain = {"listeners": set(listeners), "believers": believing,
+    heads = {"listeners": (set(listeners) - missing) | set(peekers),
+             "believers": believing - missing,
              "speaker": {speaker} if speaker is not None else set()}
-    sets = {name: (agents_, agents_) for name, agents_ in plain.items()}
+    follows = {"listeners": set(listeners), "believers": believing - set(peekers),
+               "speaker": {speaker} if speaker is not None else set()}
+    sets = {name: (heads[name], follows[name]) for name in heads}
     rules = []
     for rule in section.rules if section else []:
         if rule.over:
@@ -164,13 +171,11 @@ def communication_routing(policy: PolicyModel, agents: Collection[str],
             rules.append(_over(rule, sets, frozenset(excepted)))
             continue
         if "listener" in rule.path:
-            chosen = listeners
-            if rule.condition is not None:
-                chosen = [a for a in listeners if (a in believing) != rule.condition.negated]
-            named = [tuple(a if role == "listener" else speaker for role in rule.path)
-                     for a in chosen]
+            named = _path(rule, speaker, listeners, believing, missing)
+            named += _overheard(rule, speaker, listeners, believing, peekers)
         else:
-            named = [tuple(speaker for _ in rule.path)]
+            named = [tuple(speaker for _ in rule.path)] + [
+                (k, *(speaker for _ in rule.path[1:])) for k in peekers]
         # A path that repeats an agent, or is longer than the policy's depth, is no chain.
         rules.append(Rule(rule.text, named=frozenset(
             c for c in named if len(set(c)) == len(c) <= policy.depth
@@ -184,6 +189,60 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
     """`communication_routing`'s routes among `chains`."""
     agents = {a for c in chains for a in c}
     return communication_routing(policy, agents, event, believers).routes(chains)
+
+
+class Models:
+    """A routing moved to each chain's model of `agent` (`C > agent`), where the policy
+    tracks it and `agent` is not in C: where a report about `agent`, or hearsay a handoff
+    carries, goes (docs/semantics.md section 3, "Reports"). The rule text gets `prefix`;
+    the force is C's. Such chains are found below every chain that does not hold `agent`
+    (reports and hearsay are rare: no shortcut)."""
+
+    def __init__(self, base: Routing, agent: str, prefix: str = ""):
+        self.base, self.agent, self.prefix = base, agent, prefix
+
+    def route(self, chain: Chain) -> Optional[Route]:
+        if len(chain) < 2 or chain[-1] != self.agent or self.agent in chain[:-1]:
+            return None
+        route = self.base.route(chain[:-1])
+        return None if route is None else Route(chain, self.prefix + route.rule, route.force)
+
+    def descend(self, chain: Chain, route: Optional[Route]) -> bool:
+        return self.agent not in chain
+
+    def routes(self, chains: Iterable[Chain]) -> list[Route]:
+        return [r for r in map(self.route, chains) if r is not None]
+
+
+def _path(rule: ast.Rule, speaker: Optional[str], listeners: list[str], believing: set[str],
+          missing: set[str]) -> list[Chain]:
+    """A path rule's chains, one per listener meeting its condition, none headed by a
+    distracted listener."""
+    chosen = listeners
+    if rule.condition is not None:
+        chosen = [a for a in listeners if (a in believing) != rule.condition.negated]
+    named = [tuple(a if role == "listener" else speaker for role in rule.path) for a in chosen]
+    return [c for c in named if c[0] not in missing]
+
+
+def _overheard(rule: ast.Rule, speaker: Optional[str], listeners: list[str],
+               believing: set[str], peekers: list[str]) -> list[Chain]:
+    """A path rule's chains with a peeker in place of its first role: `listener adopts`
+    gives the peeker, `speaker > listener` the peeker's model of each listener. The trust
+    condition is the peeker's when the rule's head is the listener, else the listener's."""
+    named = []
+    tail = rule.path[1:]
+    for peeker in peekers:
+        for listener in (listeners if "listener" in tail else [None]):
+            if rule.condition is not None:
+                trusted = peeker in believing if rule.path[0] == "listener" else (
+                    listener is None or listener in believing)
+                if trusted == rule.condition.negated:
+                    continue
+            chain = (peeker, *(listener if role == "listener" else speaker for role in tail))
+            if len(set(chain)) == len(chain):
+                named.append(chain)
+    return named
 
 
 def truth_adopts(event: Communication, policy: PolicyModel) -> Optional[bool]:

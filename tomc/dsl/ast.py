@@ -162,6 +162,9 @@ class Section(Node):
     reveal: Optional[Literal["nothing", "contents"]] = None
     rules: list[Rule] = []
     reveal_span: Optional[Span] = Field(default=None, repr=False)
+    # `reveal contents except P, ...`: predicates (the part of a key after the dot; a bare
+    # subject's is `location`) whose values entering does not show: invisible properties.
+    hidden: list[Name] = []
 
 
 class Requirement(Node):
@@ -266,25 +269,30 @@ class SetValue(Timed):
 
 
 class Tell(Timed):
-    """`S tells L FACT`: a private message."""
+    """`S tells L FACT`: a private message; with `about` X, a report `S tells L X believes
+    FACT` (what X believes, docs/semantics.md section 3, "Reports")."""
 
     speaker: Name
     listener: Name
     fact: Fact
+    about: Optional[Name] = None
 
 
 class Says(Timed):
-    """`S says FACT`: public to everyone in S's room."""
+    """`S says [X believes] FACT`: public to everyone in S's room (`about`: a report)."""
 
     speaker: Name
     fact: Fact
+    about: Optional[Name] = None
 
 
 class Announce(Timed):
-    """`S announces FACT`: public to every agent of the scenario."""
+    """`S announces [X believes] FACT`: public to every agent of the scenario (`about`: a
+    report)."""
 
     speaker: Name
     fact: Fact
+    about: Optional[Name] = None
 
 
 class Claim(Node):
@@ -475,15 +483,16 @@ class ExpectAnalysis(Node):
 
     `part` names the part (None for false_beliefs and common_ground, whose answer is one
     set). The items sit in the field their shape needs: `names` (who_knows groups, plan
-    tells, the explain path), `keys` (handoff includes/caveats, common_ground, context
-    differ/first), `believer_keys` (false_beliefs), `excluded` (handoff excludes); `number`
+    tells, the explain path), `keys` (handoff includes/caveats/endings, common_ground, context
+    differ/first), `believer_keys` (false_beliefs; handoff hearsay, each an agent and a
+    key), `excluded` (handoff excludes); `number`
     is the step of `explain ... from step N` or the count of `plan_announcements ... PLAN
     depth D = N`, with `plan` and `depth` naming what is counted.
     """
 
     analysis: Analysis
     part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
-                          "includes",
+                          "includes", "endings", "hearsay",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
                            "differ", "first"]] = None
     plan: Optional[Literal["private", "announce"]] = None

@@ -410,21 +410,27 @@ class _ScenarioChecker:
         pending = self.pending()
         if not pending:
             return witnesses
-        if not (family is Observation or kind == "enter"):
+        speech = family is Communication and kind in ("tell", "says", "announce")
+        if not (family is Observation or kind == "enter" or speech):
             self.error("E175", f"`{pending[0].text}` (line {pending[0].line}) applies to the "
-                       f"next event seen in a room, and `{self.text_of(node)}` is not one",
-                       node.span, "put an `in R:`, `moves`, `sets` or `enters` right after it")
+                       f"next event seen in a room or conversation, and "
+                       f"`{self.text_of(node)}` is not one", node.span,
+                       "put an `in R:`, `moves`, `sets`, `enters`, `tells`, `says` or "
+                       "`announces` right after it")
             return witnesses
-        actors = fields.get("agents", ())  # who acts: the observation's, or who enters
+        # who acts: the observation's agents, who enters, or the speaker
+        actors = (fields["speaker"],) if speech else fields.get("agents", ())
         peekers, distracted = [], []
         for modifier in pending:
             agent = modifier.agents[0]
             if modifier.kind == "peek" and agent in witnesses:
                 self.error("E176", f"`{agent}` peeks (line {modifier.line}) but witnesses "
-                           f"`{self.text_of(node)}` anyway, from inside the room", node.span,
-                           f"remove `{modifier.text}`")
+                           f"`{self.text_of(node)}` anyway, "
+                           f"{'as a listener' if speech else 'from inside the room'}",
+                           node.span, f"remove `{modifier.text}`")
             elif modifier.kind == "distracted" and (agent not in witnesses or agent in actors):
-                why = "does it" if agent in actors else "is not in its room"
+                why = ("does it" if agent in actors else
+                       "is not among its listeners" if speech else "is not in its room")
                 self.error("E176", f"`{agent}` is distracted (line {modifier.line}) from "
                            f"`{self.text_of(node)}` but {why}", node.span,
                            f"remove `{modifier.text}`")
@@ -509,7 +515,29 @@ class _ScenarioChecker:
 
     def _speech(self, stmt, kind: str, heard: list[str]) -> None:
         speaker = stmt.speaker.text
-        self._communicated(stmt, kind, speaker, heard, speaker, self.fact(stmt.fact))
+        about = self.reported(stmt, heard) if stmt.about is not None else None
+        self._communicated(stmt, kind, speaker, heard, speaker, self.fact(stmt.fact),
+                           about=about)
+
+    def reported(self, stmt, heard: list[str]) -> Optional[str]:
+        """The agent a report is about (`S tells L X believes ...`): a declared agent (E101),
+        neither the speaker nor a named listener (E131), under a policy of depth 2 or more,
+        since its chains are models of X (E130)."""
+        about = stmt.about
+        if not self.agent(about):
+            return about.text
+        listener = getattr(stmt, "listener", None)
+        if about.text == stmt.speaker.text or (listener is not None
+                                               and about.text == listener.text):
+            self.error("E131", f"a report about `{about.text}` by or to `{about.text}`",
+                       about.span, "report what a third agent believes, or drop "
+                       f"`{about.text} believes` to say it as your own")
+        if self.policy.depth < 2:
+            self.error("E130", f"a report about `{about.text}` updates models of "
+                       f"`{about.text}` (chains of 2 agents or more), deeper than the "
+                       f"policy's depth {self.policy.depth}", about.span,
+                       "use a policy of depth 2 or more")
+        return about.text
 
     def _tell(self, stmt: ast.Tell) -> None:
         if self.agent(stmt.speaker) & self.agent(stmt.listener) and (
@@ -723,7 +751,11 @@ class _ScenarioChecker:
         expected: list[str] = [k.text for k in stmt.keys]
         for item in stmt.believer_keys:
             chain = self._chain(item)
-            if len(chain) != arguments["depth"]:
+            if stmt.part == "hearsay" and len(chain) != 1:
+                self.error("E142", f"`handoff ... hearsay` lists one agent per item (whose "
+                           f"belief is handed on), not a chain of {len(chain)}", item.span,
+                           f"write `{chain[-1]}: {item.key.text}`")
+            elif stmt.part != "hearsay" and len(chain) != arguments["depth"]:
                 self.error("E142", f"`false_beliefs depth {arguments['depth']}` lists chains "
                            f"of {arguments['depth']} agent(s), not {len(chain)}", item.span,
                            f"ask `false_beliefs depth {len(chain)}` for this chain")

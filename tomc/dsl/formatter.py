@@ -156,7 +156,8 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
             lines.append(("", None))
         lines.append((f"on {section.event_class}:", _line(section)))
         if section.reveal is not None:
-            lines.append((f"  reveal {section.reveal}", _line_of(section.reveal_span)))
+            hidden = f" except {_names(section.hidden)}" if section.hidden else ""
+            lines.append((f"  reveal {section.reveal}{hidden}", _line_of(section.reveal_span)))
         lines += [(f"  {_rule(rule)}", _line(rule)) for rule in section.rules]
     return lines
 
@@ -236,12 +237,12 @@ def _untimed(stmt) -> str:
             return f"{_name(actor)} moves {_name(subject)} to {_name(container)}"
         case ast.SetValue(actor=actor, fact=fact):
             return f"{_name(actor)} sets {_fact(fact)}"
-        case ast.Tell(speaker=speaker, listener=listener, fact=fact):
-            return f"{_name(speaker)} tells {_name(listener)} {_fact(fact)}"
-        case ast.Says(speaker=speaker, fact=fact):
-            return f"{_name(speaker)} says {_fact(fact)}"
-        case ast.Announce(speaker=speaker, fact=fact):
-            return f"{_name(speaker)} announces {_fact(fact)}"
+        case ast.Tell(speaker=speaker, listener=listener, fact=fact, about=about):
+            return f"{_name(speaker)} tells {_name(listener)} {_about(about)}{_fact(fact)}"
+        case ast.Says(speaker=speaker, fact=fact, about=about):
+            return f"{_name(speaker)} says {_about(about)}{_fact(fact)}"
+        case ast.Announce(speaker=speaker, fact=fact, about=about):
+            return f"{_name(speaker)} announces {_about(about)}{_fact(fact)}"
         case ast.Claim():
             return _claim(stmt)
         case ast.EndedClaim():
@@ -354,8 +355,8 @@ def _expectation(expect: ast.Expect) -> str:
     if expect.kind == "supported":
         return "supported by " + ", ".join(
             " via ".join([_value(v), *(_name(n) for n in v.via)]) for v in expect.values)
-    if expect.kind == "contested":
-        return f"{expect.kind} by {values}"
+    if expect.kind == "contested":  # `contested by {}`: expected uncontested
+        return f"contested by {values}" if expect.values else "contested by {}"
     return f"is in {values}" if expect.form == "located" else f"= {values}"
 
 
@@ -386,11 +387,14 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
         case None if isinstance(expect.analysis, ast.FalseBeliefs):
             items = ", ".join(f"{_chain(i.chain)}: {_key(i.key)}" for i in expect.believer_keys)
             return f"= {{{items}}}"
+        case "hearsay":
+            items = ", ".join(f"{_chain(i.chain)}: {_key(i.key)}" for i in expect.believer_keys)
+            return f"hearsay = {{{items}}}"
         case None:
             return f"= {keys}"
         case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
             return f"{expect.part} = {names}"
-        case "includes" | "caveats" | "differ":
+        case "includes" | "caveats" | "endings" | "differ":
             return f"{expect.part} = {keys}"
         case "excludes":
             items = ", ".join(f"{_key(i.key)}: {i.reason}" for i in expect.excluded)
@@ -474,3 +478,8 @@ def _escape(ch: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _about(about: Optional[ast.Name]) -> str:
+    """`X believes ` before a reported fact, or nothing."""
+    return "" if about is None else f"{_name(about)} believes "

@@ -439,6 +439,13 @@ class _At(str):
     """The time of `event_at` (`... at T` on an event), told apart from the event's parts."""
 
 
+class _About:
+    """`X believes` before a reported fact (the `about` rule)."""
+
+    def __init__(self, name: ast.Name):
+        self.name = name
+
+
 def _timed(children: list) -> tuple[list, Optional[str]]:
     """An event's parts and its `at T` (None when it has none)."""
     if children and isinstance(children[-1], _At):
@@ -523,7 +530,8 @@ class _Builder(Transformer):
                         hint="put it under a section header such as `on observe:`"))
                 last = sections[-1]
                 if kind == "reveal":
-                    update = {"reveal": payload.value, "reveal_span": payload.span}
+                    update = {"reveal": payload.value, "reveal_span": payload.span,
+                              "hidden": payload.hidden}
                 else:
                     update = {"rules": [*last.rules, payload]}
                 sections[-1] = last.model_copy(update=update)
@@ -554,8 +562,8 @@ class _Builder(Transformer):
         return ("section", ast.Section(event_class=str(children[0]), span=_span(meta)))
 
     def reveal(self, meta, children):
-        tok = children[0]
-        return ("reveal", _Reveal(value=str(tok), span=_span(meta)))
+        tok, *hidden = children
+        return ("reveal", _Reveal(value=str(tok), hidden=hidden, span=_span(meta)))
 
     def rule(self, meta, children):
         pattern, *rest = children
@@ -621,16 +629,22 @@ class _Builder(Transformer):
         return ast.SetValue(actor=actor, fact=fact, at=at, span=_span(meta))
 
     def tell(self, meta, children):
-        (speaker, listener, fact), at = _timed(children)
-        return ast.Tell(speaker=speaker, listener=listener, fact=fact, at=at, span=_span(meta))
+        (speaker, listener, *about, fact), at = _timed(children)
+        return ast.Tell(speaker=speaker, listener=listener, fact=fact, at=at, span=_span(meta),
+                        about=about[0].name if about else None)
 
     def says(self, meta, children):
-        (speaker, fact), at = _timed(children)
-        return ast.Says(speaker=speaker, fact=fact, at=at, span=_span(meta))
+        (speaker, *about, fact), at = _timed(children)
+        return ast.Says(speaker=speaker, fact=fact, at=at, span=_span(meta),
+                        about=about[0].name if about else None)
 
     def announce(self, meta, children):
-        (speaker, fact), at = _timed(children)
-        return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta))
+        (speaker, *about, fact), at = _timed(children)
+        return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta),
+                            about=about[0].name if about else None)
+
+    def about(self, meta, children):
+        return _About(children[0])
 
     def claim(self, meta, children):
         fact, source, *parts = children
@@ -830,6 +844,10 @@ class _Builder(Transformer):
         analysis, items = children
         return self._expect_analysis(meta, analysis, part="excludes", excluded=items)
 
+    def expect_handoff_hearsay(self, meta, children):
+        analysis, items = children
+        return self._expect_analysis(meta, analysis, part="hearsay", believer_keys=items)
+
     def expect_common_ground(self, meta, children):
         analysis, keys = children
         return self._expect_analysis(meta, analysis, keys=keys)
@@ -886,6 +904,14 @@ class _Builder(Transformer):
         return ast.ExpectReady(ready=ready, part="verdict", verdict=verdict,
                                when=when[0] if when else None, span=_span(meta))
 
+    def expect_ready_verdict_when(self, meta, children):
+        ready, when, verdict = children  # `at step N` before `=`, as `ask ready` writes it
+        return self.expect_ready_verdict(meta, [ready, verdict, when])
+
+    def expect_ready_keys_when(self, meta, children):
+        ready, when, part, keys = children
+        return self.expect_ready_keys(meta, [ready, part, keys, when])
+
     def expect_ready_keys(self, meta, children):
         ready, part, keys, *when = children
         return ast.ExpectReady(ready=ready, part=part, keys=keys,
@@ -896,6 +922,7 @@ class _Builder(Transformer):
 
 class _Reveal(ast.Node):
     value: str
+    hidden: list[ast.Name] = []
 
 
 def parse_file(path: Union[str, Path]) -> tuple[ast.File, str]:

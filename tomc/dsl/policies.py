@@ -81,6 +81,11 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
                                     "`reveal contents`", section.rules[0].span, path,
                                     hint="what entering reveals is routed by the `on observe:` "
                                     "rules"))
+        if section.hidden and section.reveal != "contents":
+            found.append(Diagnostic("E151", "`except` hides what `reveal contents` shows; "
+                                    "`reveal nothing` shows nothing to hide",
+                                    section.hidden[0].span, path,
+                                    hint="write `reveal contents except ...`, or drop `except`"))
         if section.reveal and section.event_class != "enter":
             found.append(Diagnostic("E151", "`reveal` belongs under `on enter:`", section.span,
                                     path))

@@ -75,6 +75,15 @@ class PolicyModel:
         """What entering a room reveals: "nothing" or "contents"."""
         return self.sections["enter"].reveal or "nothing"
 
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The predicates entering never reveals (`reveal contents except P, ...`)."""
+        return frozenset(n.text for n in self.sections["enter"].hidden)
+
+    def visible(self, key: str) -> bool:
+        """Whether entering a room shows a value of `key` located there."""
+        return key.rsplit(".", 1)[-1] not in self.hidden
+
     def authority(self, source: Optional[str]) -> int:
         """The authority of a source or speaking agent; 0 when the policy does not name it."""
         return self.authorities.get(source, 0) if source is not None else 0
@@ -171,7 +180,9 @@ class Communication(Event):
     `published` (a claim's `at T`) and `valid_from` are canonical ISO times or None; an
     ending (`fact.ended`) has instead `valid_to`, where it ends the closed value's valid
     interval (`valid to D`, else `published`, else the event's time, else "": the
-    beginning of time)."""
+    beginning of time). A report (`about` X: `S tells L X believes FACT`) changes, instead of
+    each chain the rules name, that chain's model of X (docs/semantics.md section 3,
+    "Reports")."""
 
     speaker: Optional[str]
     listeners: tuple[str, ...]
@@ -182,6 +193,11 @@ class Communication(Event):
     published: Optional[str] = None
     valid_from: Optional[str] = None
     valid_to: Optional[str] = None
+    about: Optional[str] = None
+    # A tell, says or announce overheard by `peekers` (among the witnesses, not the
+    # listeners) or missed by `distracted` listeners (docs/semantics.md section 3).
+    peekers: tuple[str, ...] = ()
+    distracted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -140,10 +140,7 @@ class FalkorEngine:
                 view = GraphView(self.db, self.graphs, self.scenario, event.step - 1)
                 policy = self.scenario.policy
                 bindings.handed = [
-                    {"key": h.key, "value": h.value, "many": policy.is_many(h.key),
-                     "support": list(h.support), "authority": h.authority,
-                     "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
-                                for r in h.rivals]}
+                    h.to_row(policy.is_many(h.key))
                     for h in handed_over(view, event.speaker, event.listener, event.authority)]
                 continue
             if writer is not None:

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import Agent, AtStep, Key, On, Procedure, Value
+from tomc.mcp.arguments import About, Agent, AtStep, Key, On, Procedure, Value
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer
 from tomc.wire import event_json, held_json
@@ -110,12 +110,14 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         return guard(lambda: result(reader.context_for(me, other).to_json()))
 
     @tool(server, title=f"Tell one agent, as {me}", annotations=SPEAK)
-    def tell(listener: Agent, key: Key, value: Value, speaker: Speaker = None) \
-            -> CallToolResult:
-        """Tell one agent KEY = VALUE in private (only the two of us know it)."""
+    def tell(listener: Agent, key: Key, value: Value, speaker: Speaker = None,
+             about: About = None) -> CallToolResult:
+        """Tell one agent KEY = VALUE in private (only the two of us know it). With `about`
+        X, report what X believes instead (`X believes KEY = VALUE`): the listener's model
+        of X takes it, so it knows whom to correct."""
         def body() -> CallToolResult:
             as_me(speaker)
-            return spoken([writer.tell(me, listener, key, value)])
+            return spoken([writer.tell(me, listener, key, value, about=about)])
         return guard(body)
 
     @tool(server, title=f"Say in the room, as {me}", annotations=SPEAK)

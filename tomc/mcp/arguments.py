@@ -23,6 +23,10 @@ Key = Annotated[str, Field(
 Value = Annotated[Union[str, int, float, bool], Field(
     description="The value (text, a number or a boolean; compared as text).",
     examples=["approved", 3, "2026-03-01"])]
+About = Annotated[Optional[str], Field(
+    description="A report: the agent whose belief this is (`S tells L X believes KEY = "
+                "VALUE`: the listener's model of X takes it, not the listener's own belief); "
+                "omit to say it as your own.", examples=["Maya"])]
 AtStep = Annotated[Optional[int], Field(
     description="Knowledge time: what was held after this step (omit for now).",
     examples=[2])]

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from tomc.api import Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import (Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
+from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
                                 Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer
@@ -79,9 +79,12 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         return guard(lambda: recorded([memory.set(agent, key, value)]))
 
     @tool(server, title="A private message", annotations=WRITE)
-    def tell(speaker: Agent, listener: Agent, key: Key, value: Value) -> CallToolResult:
-        """Record `SPEAKER tells LISTENER KEY = VALUE`: only the two of them know it."""
-        return guard(lambda: recorded([memory.tell(speaker, listener, key, value)]))
+    def tell(speaker: Agent, listener: Agent, key: Key, value: Value,
+             about: About = None) -> CallToolResult:
+        """Record `SPEAKER tells LISTENER KEY = VALUE`: only the two of them know it. With
+        `about` X, a report: `SPEAKER tells LISTENER X believes KEY = VALUE`."""
+        return guard(lambda: recorded([memory.tell(speaker, listener, key, value,
+                                                   about=about)]))
 
     @tool(server, title="Say in the room", annotations=WRITE)
     def say(speaker: Agent, key: Key, value: Value) -> CallToolResult:

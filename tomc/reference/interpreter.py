@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tomc.answers import Answer, Provenance
+from tomc.beliefs import Ending
 from tomc.dsl import ast
 from tomc.dsl.program import (ENDED, AnyEvent, Communication, Handoff, Observation,
                               Presence, QueryModel, Quiet, ReadyQuery, ScenarioModel)
@@ -29,7 +30,9 @@ class Fact:
 
     A handed-over fact (`handoff S -> R write`) carries its whole `support` (`SOURCE via S`,
     the first one its `source`) and the `rivals` to record against it as contested claims
-    (tomc/analysis/handoff.py `handed_over`)."""
+    (tomc/analysis/handoff.py `handed_over`). A fact `about` agent X (a report, or hearsay
+    a handoff carries) is resolved, instead of into each chain the rules name, into that
+    chain's model of X (docs/semantics.md section 3, "Reports")."""
 
     key: str
     value: Optional[str]
@@ -44,6 +47,7 @@ class Fact:
     valid_to: str = ""
     support: Optional[tuple[str, ...]] = None
     rivals: tuple = ()
+    about: Optional[str] = None  # a report or hearsay: it goes to each chain's model of X
 
     def sources(self) -> tuple[str, ...]:
         """The sources the fact comes with: its support, else its one source, if any."""
@@ -73,6 +77,7 @@ class Belief:
     until: Optional[int] = None
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
+    ending: Optional[Ending] = None  # what closed it, when an ending did
 
     def support_at(self, step: int) -> list[str]:
         """The sources that supported this belief by `step`."""
@@ -203,7 +208,8 @@ class ReferenceInterpreter:
         present = self.present(event.room)
         if self.policy.reveal == "contents":
             facts = [Fact(b.key, b.value, self.policy.is_many(b.key), b.room)
-                     for b in self.open_all(TRUTH) if b.room == event.room]
+                     for b in self.open_all(TRUTH)
+                     if b.room == event.room and self.policy.visible(b.key)]
             self.route_observation(event, present, facts, truth=False)
         return present + list(event.peekers)
 
@@ -259,13 +265,15 @@ class ReferenceInterpreter:
 
     def handed_over(self, event: Handoff) -> list[Fact]:
         """The facts of `handoff S -> R write`: what `ask handoff S -> R` includes now, with
-        their sources (`via S`), authority and rivals."""
+        their sources (`via S`), authority, dates and rivals, then its endings (values S knows
+        ended that S > R still holds), each ending the receiver's version as an ending does."""
         # Imported here: the view module reads this interpreter's types.
         from tomc.analysis.handoff import handed_over
         from tomc.reference.view import ReferenceView
         view = ReferenceView(self, event.step - 1)
         return [Fact(h.key, h.value, self.policy.is_many(h.key), None, h.support[0],
-                     h.authority, support=h.support, rivals=h.rivals)
+                     h.authority, h.published, h.valid_from, h.ended, None, h.valid_to,
+                     support=h.support, rivals=h.rivals, about=h.about)
                 for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
@@ -281,35 +289,60 @@ class ReferenceInterpreter:
             facts = [Fact(fact.key, fact.value, fact.many, None, event.source,
                           event.authority, event.published,
                           event.valid_from or event.published or "", fact.ended, fact.of,
-                          event.valid_to or "")]
+                          event.valid_to or "", about=event.about)]
             believers = [a for a in heard if self.trusts(a, speaker, fact.key)]
         if speaker is not None:
             # An ending passes on no value: who-told-whom follows values (explain).
+            # A report tells what someone believes, not the value itself.
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
-                          for listener in heard for f in facts if not f.ended]
+                          for listener in heard for f in facts
+                          if not f.ended and f.about is None]
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
+        # Overheard or missed (docs/semantics.md section 3, "Peeking and distraction"): a
+        # peeker may head a chain, never follow; a distracted listener may follow, not head.
+        peekers = list(getattr(event, "peekers", ()))
+        distracted = set(getattr(event, "distracted", ()))
+        trusting = [k for k in peekers if self.trusts(k, speaker, facts[0].key)] if facts else []
         section = self.policy.sections.get(event.event_class)
         named: set[Chain] = set()  # a chain two rules name hears the event once (first rule)
         for rule in section.rules if section else []:
             if rule.over:
-                sets = {"listeners": heard, "believers": believers,
-                        "speaker": [speaker] if speaker else []}
-                members = {a for s in rule.over for a in sets[s]}
-                chains = self.chains_over(members, rule, speaker, heard)
+                sets = {"listeners": (heard, peekers), "believers": (believers, trusting),
+                        "speaker": ([speaker] if speaker else [], [])}
+                members = {a for s in rule.over for a in sets[s][0]}
+                heads = {a for s in rule.over for a in [*sets[s][0], *sets[s][1]]}
+                chains = [c for c in self.chains_over(members | heads, rule, speaker, heard)
+                          if c[0] in heads - distracted and set(c[1:]) <= members]
             else:
-                chains = self.chains_on_path(rule, speaker, heard, believers)
+                chains = [c for c in self.chains_on_path(rule, speaker, heard, believers)
+                          if c[0] not in distracted]
+                chains += self.overheard_on_path(rule, speaker, heard, believers, peekers,
+                                                 trusting)
             for chain in chains:
                 if chain == (speaker,) or chain in named:
                     continue  # S's own belief never changes because S said something
                 named.add(chain)
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
                 for fact in facts:
-                    self.adopt(chain, fact, event, force, rule.text)
+                    target = self.model_of(chain, fact.about)
+                    if target is not None:
+                        text = rule.text if fact.about is None or event.kind != "handoff" \
+                            else f"hearsay: {rule.text}"
+                        self.adopt(target, fact, event, force, text)
                 for fact in facts:
-                    self.record_rivals(chain, fact, event)
-        return ([speaker] if speaker else []) + heard
+                    if fact.about is None:
+                        self.record_rivals(chain, fact, event)
+        return ([speaker] if speaker else []) + heard + peekers  # peekers witnessed it too
+
+    def model_of(self, chain: Chain, about: Optional[str]) -> Optional[Chain]:
+        """Where a fact goes for a chain a rule names: the chain itself, or for a fact about
+        X its model of X (`chain > X`), when the policy tracks it and X is not in it."""
+        if about is None:
+            return chain
+        target = (*chain, about)
+        return target if about not in chain and target in self.chains else None
 
     def record_rivals(self, chain: Chain, fact: Fact, event: AnyEvent) -> None:
         """A handed-over fact's rivals, each a contested claim against what the chain holds
@@ -341,6 +374,27 @@ class ReferenceInterpreter:
             candidates = [tuple(a if role == "listener" else speaker for role in rule.path)
                           for a in chosen]
         return [c for c in candidates if c in self.chains]
+
+    def overheard_on_path(self, rule: ast.Rule, speaker: Optional[str], listeners: list[str],
+                          believers: list[str], peekers: list[str],
+                          trusting: list[str]) -> list[Chain]:
+        """A path rule's chains headed by a peeker K instead of its first role (K took in
+        unseen what that role's agent did): `listener adopts` gives K, `listener > speaker`
+        K > S, `speaker > listener` K > L. A trust condition is the head's (K's) when the
+        rule's head is the listener, else the listener's in the chain."""
+        out = []
+        rest = rule.path[1:]
+        for peeker in peekers:
+            for listener in (listeners if "listener" in rest else [None]):
+                if rule.condition is not None:
+                    trusts = (peeker in trusting if rule.path[0] == "listener"
+                              else listener is None or listener in believers)
+                    if trusts == rule.condition.negated:
+                        continue
+                chain = (peeker, *(listener if r == "listener" else speaker for r in rest))
+                if len(set(chain)) == len(chain) and chain in self.chains:
+                    out.append(chain)
+        return out
 
     # ------------------------------------------------------------------ resolution
 
@@ -407,6 +461,8 @@ class ReferenceInterpreter:
             if force or _outranks(fact, held, self.policy.ties):
                 outcome = "close"
                 held.until, held.valid_to = event.step, max(fact.valid_to, held.valid_from)
+                held.ending = Ending(fact.source, fact.authority, fact.published,
+                                     held.valid_to)
             elif _tied(fact, held) and self.policy.ties == "first":
                 outcome = "ignore"
             else:

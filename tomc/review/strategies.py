@@ -394,8 +394,13 @@ def _queries(world: World,
 
 
 def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, set]]:
-    """(the agents in the room of an event seen in a room, its actors), with presence
-    `where` after it; None for other events."""
+    """(the agents in the room of an event seen in a room, or who hear a tell or says, its
+    actors), with presence `where` after it; None for other events."""
+    if isinstance(event, ast.Tell):
+        return {event.speaker, event.listener}, {event.speaker}
+    if isinstance(event, ast.Says):
+        room = where.get(event.speaker)
+        return {a for a, r in where.items() if r == room}, {event.speaker}
     if isinstance(event, (ast.State, ast.Enter)):
         present = {a for a, room in where.items() if room == event.room}
         return present, set(event.agents) if isinstance(event, ast.Enter) else set()
@@ -408,9 +413,10 @@ def _witnessed(event, where: dict[ast.Name, ast.Name]) -> Optional[tuple[set, se
 
 def _played(events: list, where: dict[ast.Name, ast.Name], agents: list[ast.Name]) -> list:
     """The events replayed with presence (`_replay`); a peek or a distraction stays in its
-    place (times stay in order) when the next event is one seen in a room, fitted to it: a
-    peeker outside the room, a distracted agent inside it, not its actor (`_fitted`), as
-    the checker requires; else it is dropped."""
+    place (times stay in order) when the next event is one seen in a room or a tell or
+    says, fitted to it: a peeker outside the room (not a listener), a distracted agent
+    inside it (a listener), not its actor (`_fitted`), as the checker requires; else it is
+    dropped."""
     played: list = []
     pending: list[int] = []  # where the peeks and distractions waiting for an event are
     for event in events:
@@ -493,8 +499,8 @@ def _no_later_than(steps: int, query):
 
 
 def _provenance_events(world: World) -> st.SearchStrategy:
-    """Claims to one agent, tells and handoffs: what gives beliefs sources, rivals and
-    provenance to hand on (a world of depth 2 or more)."""
+    """Claims to one agent, tells, reports, handoffs and endings: what gives beliefs sources,
+    rivals, dates, endings and models of others to hand on (a world of depth 2 or more)."""
     agent, fact = st.sampled_from(world.agents), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
     handoff = st.builds(lambda pair: ast.HandoffWrite(sender=pair[0], receiver=pair[1]), pairs)
@@ -503,7 +509,12 @@ def _provenance_events(world: World) -> st.SearchStrategy:
     # Claims to one agent: what the others lack, so that a handoff has something to send.
     to_one = st.builds(lambda claim, agent: claim.model_copy(update={
         "audience": "agents", "room": None, "recipients": [agent]}), _claims(world, fact), agent)
-    return st.one_of(handoff, to_one, tell)
+    events = [handoff, to_one, tell, _ended_claims(world)]
+    if len(world.agents) >= 3:  # a report names a third agent: `S tells L X believes ...`
+        trios = st.lists(agent, min_size=3, max_size=3, unique_by=_text)
+        events.append(st.builds(lambda trio, fact: ast.Tell(
+            speaker=trio[0], listener=trio[1], about=trio[2], fact=fact), trios, fact))
+    return st.one_of(*events)
 
 
 def _dispute_events(world: World) -> st.SearchStrategy:

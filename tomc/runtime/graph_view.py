@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Sequence
 
-from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
+from tomc.beliefs import Chain, Ending, EventInfo, Held, Rival, ToldPath
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.dsl.program import ScenarioModel
@@ -84,8 +84,16 @@ class GraphView:
                     r["source"], tuple(r["support"] or ()), r["authority"],
                     tuple(sorted((Rival(x["value"], x["source"], x["authority"], x["step"],
                                         x["kind"]) for x in r["rivals"]),
-                                 key=lambda x: (x.step, x.value)))))
+                                 key=lambda x: (x.step, x.value))),
+                    r["published"], r["valid_from"] or "", _ending(r["ending"])))
         return [h for chain in wanted for h in cache[chain]]
 
     def _rows(self, graph: str, template: str, params: dict) -> list[dict]:
         return self.db.read(graph, render(template), params)
+
+
+def _ending(row: Optional[dict]) -> Optional[Ending]:
+    """What ended a version, from held_versions.cypher's `ending` map (None: not ended)."""
+    if row is None:
+        return None
+    return Ending(row["source"], row["authority"], row["published"], row["valid_to"] or "")

@@ -14,7 +14,11 @@ WHERE owner = a
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step THEN b.until END AS until,
-       b.kind AS kind, b.rule AS rule, b.source AS source,
+       b.kind AS kind, b.rule AS rule, b.source AS source, b.published AS published,
+       b.valid_from AS valid_from,
+       CASE WHEN b.until IS NOT NULL AND b.until <= $step AND b.ended_authority IS NOT NULL
+            THEN {source: b.ended_source, authority: b.ended_authority,
+                  published: b.ended_published, valid_to: b.valid_to} END AS ending,
        [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
         | b.support[i]] AS support,
        reduce(top = b.origin_authority, i IN range(0, size(b.support) - 1) |

@@ -6,7 +6,8 @@
 CALL {
   MATCH (p:P)-[closed:HELD]->(b:V)
   WHERE closed.made = $step AND b.until = $step AND b.made < $step
-  SET b.until = null, b.valid_to = null
+  SET b.until = null, b.valid_to = null, b.ended_source = null, b.ended_authority = null,
+      b.ended_published = null
   CREATE (p)-[:HOLDS]->(b)
   DELETE closed
 }

@@ -46,7 +46,8 @@ WITH count(*) AS contested
 UNWIND $closes AS c
 {{ perspective("c") }}
 MATCH (p)-[h:HOLDS]->(old:V) WHERE old.vid = c.vid
-SET old.until = $step, old.valid_to = c.valid_to
+SET old.until = $step, old.valid_to = c.valid_to, old.ended_source = c.source,
+    old.ended_authority = c.authority, old.ended_published = c.published
 DELETE h
 CREATE (p)-[:HELD {made: $step}]->(old)
 WITH count(*) AS closed

@@ -208,7 +208,7 @@ class Models:
         return None if route is None else Route(chain, self.prefix + route.rule, route.force)
 
     def descend(self, chain: Chain, route: Optional[Route]) -> bool:
-        return self.agent not in chain
+        return route is not None or self.agent not in chain  # (copies below a named one)
 
     def routes(self, chains: Iterable[Chain]) -> list[Route]:
         return [r for r in map(self.route, chains) if r is not None]

@@ -126,7 +126,7 @@ def test_verbose_logs_the_connection_and_very_verbose_each_statement(db_url):
     code, _, debug, _ = tomc("memory", "apply", "logged", "--db", db_url, "agents A, B",
                              "A tells B x.y = 1", env={"TOMC_LOG": "debug"})
     assert code == 0, debug
-    assert "DEBUG tomc.runtime.connection: GRAPH.QUERY tomem:logged:" in debug
+    assert "DEBUG tomc.runtime.connection: GRAPH.QUERY tomem:{logged}:" in debug
 
 
 def test_a_log_level_that_does_not_exist_is_bad_input():

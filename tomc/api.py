@@ -184,7 +184,7 @@ class Session:
     def attach(cls, name: str, *, db: Union[Database, str, None] = None,
                data_dir: Optional[Path] = None, policy: Optional[str] = None,
                as_agent: Optional[str] = None, create: bool = True) -> "Session":
-        """The memory called `name`, kept on FalkorDB (`tomem:<name>:...`): opened as it was
+        """The memory called `name`, kept on FalkorDB (`tomem:{<name>}:...`): opened as it was
         left (agents, rooms, policy, every event), or created with `policy` (default
         `default`) when there is none (and `create`). A half-applied event left by a
         crashed writer is undone first (tomc/runtime/recovery.py).
@@ -198,6 +198,8 @@ class Session:
         try:
             database = _database(db, data_dir, stack)
             stored = memory.read(database, label)
+            if stored is None and database.cluster is None and memory.migrate(database, label):
+                stored = memory.read(database, label)  # kept under its pre-hash-tag names
             created = False
             if stored is None:
                 if not create:
@@ -214,7 +216,8 @@ class Session:
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
-            live = _attached(database, stored)
+            shard = database.shard(memory.memory_key(label))  # the memory's one shard
+            live = _attached(shard, stored)
             stack.enter_context(closing(live.engine))
             agent_db = None
             if as_agent is not None:
@@ -224,7 +227,11 @@ class Session:
                         f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
                                                               or "none yet"))])
                 user, password = acl.grant(database, live.engine.graphs, as_agent)
-                agent_db = database.as_user(user, password)
+                # An agent reads only its own mind, never its own writes: a replica may
+                # answer it where the caller accepts stale reads (docs/deployment.md).
+                server = (database.replica(memory.memory_key(label))
+                          if database.options.stale_reads else shard)
+                agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
         except BaseException:
             stack.close()
@@ -904,6 +911,7 @@ def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
     undone, then every applied statement replayed through the checker."""
     checker = _checker(stored.header, f"memory {stored.name}")
+    db = db.shard(memory.memory_key(stored.name))  # a cluster: the memory's one shard
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
     recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))

@@ -25,6 +25,12 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
 DB_OPTION = typer.Option(None, "--db", envvar="FALKORDB_URL",
                          help="FalkorDB server URL (redis://host:port or unix:///path.sock). "
                               "Default: an embedded FalkorDB started for this command.")
+WAIT_OPTION = typer.Option(0, "--wait-replicas", min=0,
+                           help="After each commit, wait until N replicas have it (WAIT): an "
+                                "acknowledged event survives its master's failover. Needs --db.")
+STALE_OPTION = typer.Option(False, "--stale-reads",
+                            help="Let an agent's reads (--as) come from a replica, which may "
+                                 "lag its master by a few events. Needs --db.")
 DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
@@ -76,6 +82,20 @@ def fail(message: str, code: int, json_output: bool = False) -> NoReturn:
     if json_output:
         emit_json({"error": message, "exit_code": code})
     raise typer.Exit(code)
+
+
+def with_options(url: Optional[str], wait_replicas: int, stale_reads: bool) -> Optional[str]:
+    """`url` (--db or $FALKORDB_URL) with the options --wait-replicas and --stale-reads give
+    (tomc/runtime/connection.py `Options`); bad input (exit 2) without a server URL: the
+    embedded FalkorDB has no replicas."""
+    if not wait_replicas and not stale_reads:
+        return url
+    if not url:
+        fail("--wait-replicas and --stale-reads are for a server with replicas: name it with "
+             "--db (the embedded FalkorDB has none)", EXIT_BAD_INPUT)
+    extra = ([f"wait_replicas={wait_replicas}"] if wait_replicas else []) + \
+        (["stale_reads=yes"] if stale_reads else [])
+    return url + ("&" if "?" in url else "?") + "&".join(extra)
 
 
 @contextmanager

@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, fail
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, WAIT_OPTION,
+                             fail, with_options)
 from tomc.cli.extras import needs_extra
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -27,7 +28,8 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
             help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio; every "
                  "request needs `Authorization: Bearer <token>` with a token of this memory "
                  "and mode (`tomc token issue NAME [--agent A]`)."),
-        db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
+        db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+        wait_replicas: int = WAIT_OPTION) -> None:
     """Serve a named memory over the Model Context Protocol (stdio by default), for MCP
     clients such as Claude Code, Claude Desktop, Cursor or an agent framework.
 
@@ -40,6 +42,7 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
     with needs_extra("mcp", "tomc mcp"):  # the MCP SDK loads only for this verb
         from tomc.mcp.server import memory_server, serve
 
+    db = with_options(db, wait_replicas, False)  # no --stale-reads: an agent reads its own tells
     if db and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({db}, from "
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT)

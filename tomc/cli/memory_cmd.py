@@ -17,11 +17,13 @@ import typer
 
 from tomc.api import Session, TomError, check_new_memory
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, database, emit_json, fail)
+                             JSON_OPTION, STALE_OPTION, WAIT_OPTION, database,
+                             emit_json, fail, with_options)
 from tomc.cli.report import render_run
 from tomc.review.html import render_page, report_data
 from tomc.engine import memory
 from tomc.runner import ScenarioRun
+from tomc.runtime import acl
 from tomc.runtime.errors import AccessDenied, StaleWrite
 
 EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
@@ -77,12 +79,14 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
                                                 "memory is at this step."),
           as_agent: Optional[str] = AS_OPTION,
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          wait_replicas: int = WAIT_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
     checked before any is written: on bad input nothing is (exit 2), and a new memory is
     not created. Each statement is its
     own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
     text = _text(statements)
+    db = with_options(db, wait_replicas, False)
     with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None,
                   first=text) as s:
         events = s.apply(text, after_step=after_step)
@@ -105,9 +109,11 @@ def ask(name: str = typer.Argument(..., help="The memory."),
                       "rejected' 'false_beliefs'."),
         as_agent: Optional[str] = AS_OPTION,
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+        stale_reads: bool = STALE_OPTION,
         json_output: bool = JSON_OPTION) -> None:
     """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
     1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
+    db = with_options(db, 0, stale_reads)
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
         answers = [s.ask(q) for q in questions]
         run = ScenarioRun(s.scenario, answers)
@@ -228,6 +234,47 @@ def drop(name: str = typer.Argument(..., help="The memory."),
     else:
         typer.echo(f"dropped memory {name}")
     raise typer.Exit(EXIT_OK)
+
+
+@app.command("migrate")
+def migrate(names: Optional[list[str]] = typer.Argument(
+                None, help="The memories (default: every memory kept under the old names)."),
+            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+            json_output: bool = JSON_OPTION) -> None:
+    """Rename memories kept under the names tomc used before the hash tag (`tomem:NAME:...`) to
+    `tomem:{NAME}:...`, each in one transaction (docs/deployment.md, "Upgrading"). Attaching
+    to such a memory migrates it too. Run it on the single server, before moving to a
+    cluster."""
+    with database(db, data, json_output) as conn:
+        migrated = [n for n in (names or memory.legacy_names(conn)) if memory.migrate(conn, n)]
+    if json_output:
+        emit_json({"migrated": migrated})
+    elif not migrated:
+        typer.echo("nothing to migrate")
+    for name in [] if json_output else migrated:
+        typer.echo(f"migrated memory {name}")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("grant")
+def grant(names: Optional[list[str]] = typer.Argument(
+              None, help="The memories (default: every memory)."),
+          sync: bool = typer.Option(False, "--sync", help="Create or repair the users that "
+                                    "are missing or wrong (default: only report them)."),
+          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+          json_output: bool = JSON_OPTION) -> None:
+    """Check the agents' FalkorDB users (tomc/runtime/acl.py) on every node: the server, or
+    every master and replica of a cluster (after adding a node, a failover, or a restart
+    without an ACL file). Exit 1 when some are missing and --sync was not given."""
+    with database(db, data, json_output) as conn:
+        chosen = names or [m.name for m in memory.stored(conn)]
+        wrong = {n: acl.reconcile(conn, memory.memory_graphs(n), fix=sync) for n in chosen}
+    if json_output:
+        emit_json({"users": wrong, "synced": sync})
+    for name, count in [] if json_output else wrong.items():
+        verb = "made right" if sync else "missing or wrong"
+        typer.echo(f"{name}: {count} agent users {verb}")
+    raise typer.Exit(EXIT_FAILED if any(wrong.values()) and not sync else EXIT_OK)
 
 
 def _event_json(event) -> dict:

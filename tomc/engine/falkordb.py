@@ -81,6 +81,13 @@ class FalkorEngine:
         """Run every event of `scenario` into fresh graphs that replace its old ones; calls
         `checkpoint(step, engine)` after the steps in `checkpoints` (0: after the setup),
         with the engine's state at that step. Raises DatabaseUnavailable."""
+        if db.cluster is not None:
+            # A scenario's graphs (`tom:NAME:...`) are not under one hash tag: in a cluster
+            # they hash to several shards, where its transactions would fail (CROSSSLOT).
+            raise DatabaseUnavailable(
+                f"{db.url} is a cluster, which keeps memories only (tomc memory, "
+                "Session.attach, tomc mcp); run scenarios on one server or the embedded "
+                "FalkorDB (docs/deployment.md)")
         staging = Staging(db, graph_names(scenario.name, scenario.agents))
         events = list(scenario.events)
         engine = cls(db, scenario, staging.graphs)

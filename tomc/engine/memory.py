@@ -1,10 +1,14 @@
 """Named memories: a scenario kept on FalkorDB under its name, that outlives the process
 that wrote it and takes many writers (docs/storage.md).
 
-A memory `NAME` is stored as the graphs `tomem:NAME:world` and `tomem:NAME:mind:AGENT`
-(names through `graph_key`), the plain key `tomem:NAME:world:rev` (its revision: every
-committed event or declaration increments it; tomc/runtime/transactions.py) and, for its
-agents' private users, the hash `tomem:NAME:world:users` (tomc/runtime/acl.py).
+A memory `NAME` is stored as the graphs `tomem:{NAME}:world` and `tomem:{NAME}:mind:AGENT`,
+the plain key `tomem:{NAME}:world:rev` (its revision: every committed event or declaration
+increments it; tomc/runtime/transactions.py) and, for its agents' private users, the hash
+`tomem:{NAME}:world:users` (tomc/runtime/acl.py); its simulations' forks are
+`tomem:{NAME}:fork:...` (tomc/runtime/forks.py). Every key is named by `memory_key`: the
+braces are a Redis Cluster hash tag, so all keys of one memory hash to one slot and live on
+one shard, and its MULTI/EXEC, WATCH and GRAPH.COPY stay single-slot (docs/deployment.md).
+A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`.
 
 The world graph's `Memory` node holds what rebuilds the checker's state without running
 anything again: the `header` (the policy as .tom text, and the scenario line), and every
@@ -23,7 +27,7 @@ from urllib.parse import unquote
 import redis
 
 from tomc.compiler.lower import Compiler
-from tomc.compiler.plan import GraphNames, graph_names
+from tomc.compiler.plan import GraphNames, graph_key
 from tomc.compiler.templates import render
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
@@ -35,6 +39,32 @@ from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
 
 PREFIX = "tomem"
+
+
+def memory_tag(name: str) -> str:
+    """The hash tag of memory `name`: `{KEY}` with KEY its name through `graph_key`, and `{`
+    and `}` escaped too (`%7B`, `%7D`), so the tag is the whole name and ends where it
+    should (Redis hashes what lies between the first `{` and the next `}`)."""
+    return "{" + graph_key(name).replace("{", "%7B").replace("}", "%7D") + "}"
+
+
+def memory_key(name: str, *parts: str) -> str:
+    """The key `tomem:{NAME}:PART:...` of memory `name`: every key of a memory is named
+    here, so they all share its hash tag (one slot, one shard). Each part goes through
+    `graph_key` (an agent's name cannot add a `:` or a glob character);
+    `memory_key("support", "mind", "Maya")` is `tomem:{support}:mind:Maya`."""
+    return ":".join([PREFIX, memory_tag(name), *(graph_key(p) for p in parts)])
+
+
+def memory_name(key: str) -> Optional[str]:
+    """The memory whose world graph is `key` (`tomem:{NAME}:world`), else None."""
+    parts = key.split(":")
+    if len(parts) != 3 or parts[0] != PREFIX or parts[2] != "world":
+        return None
+    tag = parts[1]
+    if not (tag.startswith("{") and tag.endswith("}")):
+        return None
+    return unquote(tag[1:-1])
 
 
 @dataclass(frozen=True)
@@ -50,8 +80,9 @@ class StoredMemory:
 
 
 def memory_graphs(name: str, agents: list[str] = ()) -> GraphNames:
-    """The graph names of memory `name` with mind graphs for `agents`."""
-    return graph_names(name, list(agents), PREFIX)
+    """The graph names of memory `name` with mind graphs for `agents` (`memory_key`)."""
+    return GraphNames(memory_key(name, "world"),
+                      {a: memory_key(name, "mind", a) for a in agents})
 
 
 def header_source(name: str, policy: ast.Policy, shipped: bool) -> str:
@@ -69,6 +100,7 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
     call created it. Two processes creating one memory at once: the revision key is
     WATCHed, so exactly one creates it and the other finds it made."""
     graphs = memory_graphs(scenario.name)
+    db = db.shard(graphs.world)
     setup = Compiler(scenario).setup(rev=0, text=header)
     world = setup[0]
     try:
@@ -92,6 +124,7 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
 def read(db: Database, name: str) -> Optional[StoredMemory]:
     """The stored memory called `name`, or None if there is none."""
     graphs = memory_graphs(name)
+    db = db.shard(graphs.world)
     if not db.redis.exists(graphs.world):
         return None
     rows = db.read(graphs.world, render("read_memory.cypher"), {})
@@ -104,40 +137,42 @@ def read(db: Database, name: str) -> Optional[StoredMemory]:
 
 def agents(db: Database, name: str) -> list[str]:
     """The agents memory `name` has declared, in order (each has a mind graph)."""
-    rows = db.read(memory_graphs(name).world, render("read_agents.cypher"), {})
+    world = memory_graphs(name).world
+    rows = db.shard(world).read(world, render("read_agents.cypher"), {})
     return [r["name"] for r in rows]
 
 
 def stored(db: Database) -> list[StoredMemory]:
-    """Every memory on the server (one read of each world graph), sorted by name."""
+    """Every memory on the server, or on every master of a cluster (one read of each world
+    graph), sorted by name."""
     found = []
     for graph in db.graph_names():
-        parts = graph.split(":")
-        if len(parts) == 3 and parts[0] == PREFIX and parts[2] == "world":
-            memory = read(db, unquote(parts[1]))
-            if memory is not None:
-                found.append(memory)
+        name = memory_name(graph)
+        memory = None if name is None else read(db, name)
+        if memory is not None:
+            found.append(memory)
     return sorted(found, key=lambda m: m.name)
 
 
 def drop(db: Database, name: str, tries: int = 1000) -> bool:
-    """Delete the memory's graphs, revision and users' passwords in one transaction, then
-    its agents' ACL users; False if there was no such memory. The revision is WATCHed
-    while the graphs are listed: a writer declaring an agent meanwhile (a new mind graph)
-    makes the transaction fail, and the listing is taken again."""
+    """Delete every key of the memory (graphs, forks, revision, users' passwords, and any
+    other key under its tag) in one transaction, then its agents' ACL users; False if there
+    was no such memory. The revision is WATCHed while the keys are listed: a writer
+    declaring an agent meanwhile (a new mind graph) makes the transaction fail, and the
+    listing is taken again."""
     graphs = memory_graphs(name)
-    mind_prefix = graphs.world.removesuffix("world") + "mind:"
+    shard = db.shard(graphs.world)
+    pattern = memory_key(name) + ":*"  # memory_key escapes every glob character of a name
     for _ in range(tries):
         try:
-            with db.redis.pipeline(transaction=True) as pipe:
+            with shard.redis.pipeline(transaction=True) as pipe:
                 pipe.watch(graphs.revision_key)
-                doomed = [g for g in pipe.execute_command("GRAPH.LIST")
-                          if g.split("~", 1)[0] == graphs.world or g.startswith(mind_prefix)]
-                if not doomed:
+                if not pipe.exists(graphs.world):
                     return False
+                doomed = sorted(set(pipe.scan_iter(match=pattern, count=1000)))
                 users = pipe.hkeys(users_key(graphs))
                 pipe.multi()
-                pipe.delete(*doomed, graphs.revision_key, users_key(graphs))
+                pipe.delete(*doomed)
                 pipe.execute()
         except redis.WatchError:
             continue
@@ -149,6 +184,59 @@ def drop(db: Database, name: str, tries: int = 1000) -> bool:
         revoke_memory(db, name)
         return True
     raise DatabaseUnavailable(f"could not drop memory {name}: writers kept declaring agents")
+
+
+def legacy_names(db: Database) -> list[str]:
+    """The memories stored under the names tomc used before the hash tag (`tomem:NAME:world`
+    rather than `tomem:{NAME}:world`), sorted."""
+    found = []
+    for graph in db.graph_names():
+        parts = graph.split(":")
+        if len(parts) == 3 and parts[0] == PREFIX and parts[2] == "world" \
+                and not parts[1].startswith("{"):
+            found.append(unquote(parts[1]))
+    return sorted(found)
+
+
+def migrate(db: Database, name: str, tries: int = 100) -> bool:
+    """Rename every key of memory `name` from its old name (`tomem:NAME:...`, before the
+    hash tag) to its new one (`tomem:{NAME}:...`, `memory_key`) in one transaction, and
+    delete its agents' old ACL users (their names hash the old world graph's; the next
+    attach as an agent makes them under the new names). False when there is nothing to
+    migrate. The old revision is WATCHed while the keys are listed: a writer of an older
+    tomc committing meanwhile makes the transaction run again. Runs on one server: in a
+    cluster the old names of one memory hash to different shards (migrate before moving
+    to a cluster; docs/deployment.md)."""
+    if db.cluster is not None:
+        raise DatabaseUnavailable(f"cannot migrate memory {name} on a cluster: its old keys "
+                                  "hash to several shards; migrate on one server first")
+    old = f"{PREFIX}:{graph_key(name)}"
+    old_world, new_world = f"{old}:world", memory_key(name, "world")
+    old_graphs = GraphNames(old_world, {})
+    for _ in range(tries):
+        try:
+            with db.redis.pipeline(transaction=True) as pipe:
+                pipe.watch(old_world + ":rev")
+                if not pipe.exists(old_world):
+                    return False
+                if pipe.exists(new_world):
+                    raise DatabaseUnavailable(
+                        f"cannot migrate memory {name}: both {old_world} and {new_world} "
+                        "exist (drop one of them first)")
+                # graph_key escaped every glob character of the name: the pattern is literal
+                keys = sorted(set(pipe.scan_iter(match=old + ":*", count=1000)))
+                agents_ = pipe.hkeys(users_key(old_graphs))
+                pipe.multi()
+                for key in keys:
+                    pipe.rename(key, memory_key(name) + key[len(old):])
+                pipe.execute()
+        except redis.WatchError:
+            continue
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not migrate memory {name}: {err}") from None
+        acl.revoke(db, old_graphs, agents_)
+        return True
+    raise DatabaseUnavailable(f"could not migrate memory {name}: writers kept committing")
 
 
 def export(stored: StoredMemory, changes: list[tuple[int, str]]) -> str:

@@ -15,7 +15,13 @@
   `drop`.
 - Users are lost when a server restarts without an ACL file (check 5.10): `grant` runs on
   every attach as an agent, and `ACL SAVE` keeps them where the server has an ACL file
-  (`tomc serve` starts it with one).
+  (`tomc serve` starts it with one). ACL SAVE rewrites the whole file (0.24-1.17 s with
+  100k users, stalling other clients: docs/deployment.md), so it runs only on a node whose
+  users changed, never when the user is already as it should be.
+- In a cluster a user must exist on every node that may serve the memory: its master, the
+  replicas an agent may read from, and whichever node takes its slot after a failover or a
+  move. `grant` reconciles the user on every master and replica (`Database.nodes`), and
+  `tomc memory grant --sync` does it for every agent of every memory (after adding a node).
 """
 
 from __future__ import annotations
@@ -41,22 +47,85 @@ def user_name(graphs: GraphNames, agent: str) -> str:
     return "tomc_" + digest[:24]
 
 
+def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
+    """The ACL SETUSER rules of `agent`'s user: its one mind graph, read-only queries, PING,
+    and READONLY (which lets a cluster replica answer its reads; it grants no command)."""
+    return ["reset", "on", ">" + password, "resetkeys", "~" + graphs.mind(agent),
+            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly"]
+
+
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
-    """Create (or refresh) `agent`'s user, read-only on its mind graph; returns (user,
-    password). Raises DatabaseUnavailable when the server refuses ACL commands (a managed
-    server whose tomc user may not administer users)."""
+    """Create (or repair) `agent`'s user, read-only on its mind graph, on every node (the
+    server, or every master and replica of a cluster); returns (user, password). A node
+    where the user is already right is left alone (no SETUSER, no ACL SAVE). Raises
+    DatabaseUnavailable when a node refuses ACL commands (a managed server whose tomc user
+    may not administer users)."""
     user = user_name(graphs, agent)
-    password = user_password(db, user)
+    secret = user_password(db, user)
+    key = users_key(graphs)
     try:
-        db.redis.hset(users_key(graphs), agent, user)  # replaces a password older tomc kept
-        db.redis.execute_command(
-            "ACL", "SETUSER", user, "reset", "on", ">" + password,
-            "resetkeys", "~" + graphs.mind(agent), "resetchannels",
-            "-@all", "+graph.ro_query", "+ping")
+        db.shard(key).redis.hset(key, agent, user)  # replaces a password older tomc kept
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot create the private user of {agent}: {err}") from None
-    save(db)
-    return user, password
+    _reconcile(db.nodes(replicas=True), [(user, graphs.mind(agent), secret,
+                                          rules(graphs, agent, secret))], fix=True)
+    return user, secret
+
+
+def reconcile(db: Database, graphs: GraphNames, fix: bool) -> int:
+    """The users of every agent of a memory that has one (`graphs`' world names the
+    memory; its minds are named from the users hash), checked on every node: how many
+    (node, user) pairs are missing or wrong; with `fix`, made right (one ACL SAVE per node
+    that changed). What `tomc memory grant [--sync]` runs after a node joins or a
+    failover."""
+    key = users_key(graphs)
+    try:
+        agents = list(db.shard(key).redis.hkeys(key))
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"cannot read the agents' passwords: {err}") from None
+    graphs = graphs.with_agents([a for a in agents if a not in graphs.minds])
+    users = []
+    for agent in agents:
+        user = user_name(graphs, agent)
+        secret = user_password(db, user)
+        users.append((user, graphs.mind(agent), secret, rules(graphs, agent, secret)))
+    return _reconcile(db.nodes(replicas=True), users, fix)
+
+
+def _reconcile(nodes: list[redis.Redis], users: list[tuple[str, str, str, list[str]]],
+               fix: bool) -> int:
+    """(user, key, password, rules) made right on every node where they are not (with
+    `fix`); the count of (node, user) pairs that were not. A node is saved once, and only
+    when a user of it changed."""
+    wrong = 0
+    for node in nodes:
+        changed = False
+        try:
+            for user, key, secret, wanted in users:
+                if _matches(node.acl_getuser(user), key, secret):
+                    continue
+                wrong += 1
+                if fix:
+                    node.execute_command("ACL", "SETUSER", user, *wanted)
+                    changed = True
+        except redis.RedisError as err:
+            where = node.connection_pool.connection_kwargs
+            raise DatabaseUnavailable(
+                f"cannot set agents' users on {where.get('host') or where.get('path')}"
+                f"{':' + str(where['port']) if where.get('port') else ''}: {err}") from None
+        if changed:
+            save(node)
+    return wrong
+
+
+def _matches(found, key: str, secret: str) -> bool:
+    """Whether ACL GETUSER's reply `found` is the user `ensure` makes."""
+    if not found:
+        return False
+    commands = str(found.get("commands", ""))
+    return ("on" in found.get("flags", []) and found.get("keys") in (f"~{key}", [f"~{key}"])
+            and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
+            and "+graph.ro_query" in commands and "+readonly" in commands)
 
 
 def user_password(db: Database, user: str) -> str:
@@ -69,20 +138,21 @@ def user_password(db: Database, user: str) -> str:
 
 
 def revoke(db: Database, graphs: GraphNames, agents: list[str]) -> None:
-    """Delete the users of `agents` (a memory being dropped)."""
+    """Delete the users of `agents` (a memory being dropped) on every node."""
     users = [user_name(graphs, a) for a in agents]
     if users:
-        try:
-            db.redis.execute_command("ACL", "DELUSER", *users)
-        except redis.RedisError as err:
-            raise DatabaseUnavailable(f"cannot delete agent users: {err}") from None
-        save(db)
+        for node in db.nodes(replicas=True):
+            try:
+                if node.execute_command("ACL", "DELUSER", *users):
+                    save(node)
+            except redis.RedisError as err:
+                raise DatabaseUnavailable(f"cannot delete agent users: {err}") from None
 
 
-def save(db: Database) -> None:
-    """ACL SAVE where the server has an ACL file; a server without one keeps users until it
+def save(node: redis.Redis) -> None:
+    """ACL SAVE where the node has an ACL file; a server without one keeps users until it
     restarts (they are made again on the next attach)."""
     try:
-        db.redis.execute_command("ACL", "SAVE")
+        node.execute_command("ACL", "SAVE")
     except redis.ResponseError:
         pass

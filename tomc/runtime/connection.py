@@ -1,5 +1,15 @@
 """Reaching FalkorDB: a server by URL (`--db URL` or `FALKORDB_URL`), else the embedded one.
 
+`redis+cluster://HOST:PORT,HOST:PORT,...` names a Redis Cluster of FalkorDB nodes: the
+Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a
+Database on the one master serving a key's slot, where a memory's transactions run
+unchanged (all its keys share one hash tag: tomc/engine/memory.py). No command is retried
+or redirected silently: a MOVED, ASK or a shard that is down is a `DatabaseUnavailable`
+(exit 3) saying which shard, and the shard's next command goes to the master serving the
+slot then (a replica promoted in a failover). URL options (any scheme):
+`wait_replicas=N` (each commit waits for N replicas: WAIT), `stale_reads=yes` (an agent's
+reads may go to a replica); docs/deployment.md says what each loses on failover.
+
 There is no fallback: if the server named by a URL cannot be reached, or the embedded one
 cannot start, `DatabaseUnavailable` is raised and the CLI exits 3. A server that accepts a
 connection but never answers is given up on after CONNECT_TIMEOUT_S (a PING when
@@ -15,7 +25,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import falkordb
 import redis
@@ -23,6 +33,7 @@ from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tomc.runtime.cluster import Topology
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
                                  serving)
@@ -53,6 +64,19 @@ def statement_timeout(interactive: bool = False) -> float:
             raise DatabaseUnavailable(f"TOMC_TIMEOUT={value!r} is not a number of seconds") \
                 from None
     return INTERACTIVE_TIMEOUT_S if interactive else STATEMENT_TIMEOUT_S
+CLUSTER_SCHEME = "redis+cluster"
+# How long a commit waits for `wait_replicas` replicas to acknowledge it (WAIT's timeout).
+WAIT_TIMEOUT_MS = int(os.environ.get("TOMC_WAIT_TIMEOUT_MS", "5000"))
+
+
+class Options:
+    """How a Database writes and reads: `wait_replicas` (WAIT for that many replicas after
+    each commit; 0: do not wait) and `stale_reads` (an agent's reads may be served by a
+    replica, which may lag its master: never a writer's own reads)."""
+
+    def __init__(self, wait_replicas: int = 0, stale_reads: bool = False):
+        self.wait_replicas = wait_replicas
+        self.stale_reads = stale_reads
 
 
 class Database:
@@ -63,10 +87,20 @@ class Database:
     """
 
     def __init__(self, client: redis.Redis, url: str,
-                 version: Optional[tuple[int, int, int]] = None):
+                 version: Optional[tuple[int, int, int]] = None,
+                 cluster: Optional[Topology] = None, options: Optional[Options] = None):
         self.redis = client
         self.url = url
         self.version = version  # the server's FalkorDB (major, minor, patch), if known
+        self.cluster = cluster  # the slot map, when the server is a Redis Cluster
+        self.options = options or Options()
+        self._nodes: dict[tuple[str, int, bool], redis.Redis] = {}  # (host, port, readonly)
+        self._credentials: dict[str, Optional[str]] = {}  # a cluster's username, password
+        self._timeout = STATEMENT_TIMEOUT_S  # a cluster node's statement timeout
+        # A shard's Database: (the cluster's Database, the key it serves), and whether its
+        # node was lost (a failover, a move): the next command looks the master up again.
+        self._home: Optional[tuple["Database", str]] = None
+        self._lost = False
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -76,20 +110,147 @@ class Database:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
         user restricted to reads can run it)."""
         _log_statement("GRAPH.RO_QUERY", graph, cypher, params)
-        return records(self.graph(graph).ro_query(cypher, params))
+        with self.redirected(graph):
+            return records(self.graph(graph).ro_query(cypher, params))
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""
         _log_statement("GRAPH.QUERY", graph, cypher, params)
-        return records(self.graph(graph).query(cypher, params))
+        with self.redirected(graph):
+            return records(self.graph(graph).query(cypher, params))
 
     def graph_names(self) -> list[str]:
-        """Every graph on the server (GRAPH.LIST)."""
-        return list(self.redis.execute_command("GRAPH.LIST"))
+        """Every graph on the server (GRAPH.LIST), on every master of a cluster."""
+        if self.cluster is None:
+            return list(self.redis.execute_command("GRAPH.LIST"))
+        names: list[str] = []
+        for node in self.nodes():
+            names += _checked(node, lambda c: c.execute_command("GRAPH.LIST"))
+        return names
+
+    def nodes(self, replicas: bool = False) -> list[redis.Redis]:
+        """A client per master (and per replica, with `replicas`): the one server when this
+        is not a cluster. Replicas are those the masters list (CLUSTER REPLICAS), so one that
+        joined since the topology was read is found too."""
+        if self.cluster is None:
+            return [self.redis]
+        clients = []
+        for host, port in self.cluster.masters():
+            clients.append(self._node(host, port))
+            if replicas:
+                lines = _checked(clients[-1], lambda c: c.execute_command(
+                    "CLUSTER", "REPLICAS", c.execute_command("CLUSTER", "MYID")))
+                for line in lines:
+                    fields = line.split()
+                    if "fail" in fields[2] or "disconnected" in fields[7:8]:
+                        continue  # a replica marked failed cannot be reached
+                    replica, at = fields[1].split("@", 1)[0].rsplit(":", 1)
+                    clients.append(self._node(replica or host, int(at)))
+        return clients
+
+    def shard(self, key: str) -> "Database":
+        """A Database on the master serving `key`'s slot (this Database when not a cluster):
+        every key sharing `key`'s hash tag is there, so MULTI/EXEC and WATCH on them work.
+        The slot map is read again once when the master it names has gone or moved (a
+        failover, a resharding); raises DatabaseUnavailable when the shard does not answer."""
+        if self.cluster is None:
+            return self
+        shard = Database(self.redis, "", self.version, options=self.options)
+        shard._home = (self, key)
+        shard.redis, shard.url = self._master(key)
+        return shard
+
+    def _master(self, key: str) -> tuple[redis.Redis, str]:
+        """(a client, the URL) of the master serving `key`, checked with one EXISTS (a node
+        that no longer serves the slot answers MOVED); the slot map is read again once when
+        it named a master that has gone or moved."""
+        for attempt in (1, 2):
+            (host, port), _ = self.cluster.serving(key)
+            client = self._node(host, port)
+            try:
+                client.exists(key)
+                return client, f"redis://{host}:{port}"
+            except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError) as err:
+                if attempt == 2:
+                    raise DatabaseUnavailable(
+                        f"the shard serving {key} ({host}:{port}) is down or moving: "
+                        f"{str(err).splitlines()[0]}; retry once the cluster has promoted a "
+                        "replica (cluster_state:ok)") from None
+                self._refresh()
+        raise DatabaseUnavailable(f"no master serves {key}")
+
+    def lost(self) -> None:
+        """Say that this shard's node failed a command (connection lost, MOVED): the next
+        `current()` looks up the master serving its key again."""
+        self._lost = self._home is not None
+
+    def current(self) -> None:
+        """After `lost`, point this shard's Database at the master serving its key now (a
+        replica promoted in a failover, a slot moved); raises DatabaseUnavailable while
+        none does. Nothing is retried: the command that failed has failed."""
+        if self._lost:
+            parent, key = self._home
+            self.redis, self.url = parent._master(key)
+            self._lost = False
+
+    @contextmanager
+    def redirected(self, key: str) -> Iterator[None]:
+        """Run a command on this Database's node: a MOVED/ASK/CLUSTERDOWN reply becomes a
+        DatabaseUnavailable that says what happened, and (like a lost connection) makes the
+        next command look the master up again. Never followed silently: a memory's
+        transactions must stay on the node that serves its slot."""
+        self.current()
+        try:
+            yield
+        except (redis.ConnectionError, redis.TimeoutError):
+            self.lost()
+            raise
+        except redis.ResponseError as err:
+            if str(err).split(" ", 1)[0] not in CLUSTER_REDIRECTS:
+                raise
+            self.lost()
+            raise DatabaseUnavailable(
+                f"the node no longer serves {key} ({err}): the memory moved or its master "
+                "failed over; the next call finds the new one") from None
+
+    def replica(self, key: str) -> "Database":
+        """A Database reading from a replica of `key`'s shard (READONLY on each
+        connection), or the master's when it has none or this is not a cluster. Its reads
+        may lag the master's: only for a caller that accepts stale reads."""
+        if self.cluster is None:
+            return self
+        master = self.shard(key)
+        for host, port in self.cluster.serving(key)[1]:
+            client = self._node(host, port, readonly=True)
+            try:
+                client.ping()
+                return Database(client, f"redis://{host}:{port} (replica)",
+                                self.version, options=self.options)
+            except redis.RedisError:
+                continue
+        return master
+
+    def _refresh(self) -> None:
+        """Read the cluster's slot map again (after a failover or a move)."""
+        try:
+            self.cluster.refresh()
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"cannot read the cluster's slot map: {err}") from None
+
+    def _node(self, host: str, port: int, readonly: bool = False) -> redis.Redis:
+        """A plain client of one node, with this Database's credentials (cached)."""
+        key = (host, port, readonly)
+        if key not in self._nodes:
+            extra = {"redis_connect_func": _readonly} if readonly else {}
+            self._nodes[key] = _client(self._timeout, host=host, port=port,
+                                       **self._credentials, **extra)
+        return self._nodes[key]
 
     def connection(self) -> redis.Connection:
         """A connection of its own, out of the pool (for WATCH ... EXEC, which is state of
-        one connection: tomc/runtime/transactions.py). Give it back with `release`."""
+        one connection: tomc/runtime/transactions.py). Give it back with `release`. A
+        shard whose node was lost is pointed at its master's successor first."""
+        self.current()
         return self.redis.connection_pool.get_connection()
 
     def release(self, connection: redis.Connection) -> None:
@@ -107,8 +268,32 @@ class Database:
                              check_graphs=False)
 
     def close(self) -> None:
-        """Close every connection of the pool."""
+        """Close every connection of the pool (and of each node's, in a cluster)."""
+        for client in self._nodes.values():
+            client.connection_pool.disconnect()
         self.redis.connection_pool.disconnect()
+
+
+# Replies of a cluster node that does not (or no longer, or not yet) serve a slot.
+CLUSTER_REDIRECTS = ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+
+
+def _readonly(connection: redis.Connection) -> None:
+    """Connect, then READONLY: a replica of a cluster answers reads of its master's slots."""
+    connection.on_connect()
+    connection.send_command("READONLY")
+    connection.read_response()
+
+
+def _checked(client: redis.Redis, command):
+    """`command(client)`'s reply; a node that fails it is a DatabaseUnavailable naming it."""
+    try:
+        return command(client)
+    except redis.RedisError as err:
+        where = client.connection_pool.connection_kwargs
+        raise DatabaseUnavailable(
+            f"cluster node {where.get('host')}:{where.get('port')} failed: "
+            f"{str(err).splitlines()[0]}") from None
 
 
 def query_command(graph: str, cypher: str, params: dict[str, Any],
@@ -223,8 +408,90 @@ def _ping(client: redis.Redis) -> None:
 
 
 def from_url(url: str, check_graphs: bool = True, interactive: bool = False) -> Database:
-    """A Database for the server at `url` (redis://, rediss://, falkor://, unix://); its
-    statements time out after `statement_timeout(interactive)`."""
+    """A Database for the server at `url` (redis://, rediss://, falkor://, unix://, or
+    redis+cluster://HOST:PORT,HOST:PORT,... for a cluster), with the Options its query
+    names (`wait_replicas=N`, `stale_reads=yes`); its statements time out after
+    `statement_timeout(interactive)`."""
+    url, options = _options(url)
+    if url.startswith(CLUSTER_SCHEME + "://"):
+        db = from_cluster_url(url, interactive)
+    else:
+        db = _from_server_url(url, check_graphs, interactive)
+    db.options = options
+    return db
+
+
+def _options(url: str) -> tuple[str, Options]:
+    """The URL without tomc's own query options, and those options."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    ours = {k: v for k, v in query if k in ("wait_replicas", "stale_reads")}
+    if not ours:
+        return url, Options()
+    rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query
+                                                      if k not in ours])))
+    try:
+        wait = int(ours.get("wait_replicas", "0"))
+        if wait < 0:
+            raise ValueError(wait)
+    except ValueError:
+        raise DatabaseUnavailable(f"wait_replicas in the FalkorDB URL must be a whole number "
+                                  f"of replicas (0 or more), not {ours['wait_replicas']!r}") \
+            from None
+    stale = ours.get("stale_reads", "no").lower() in ("1", "yes", "true", "on")
+    return rest, Options(wait, stale)
+
+
+def from_cluster_url(url: str, interactive: bool = False) -> Database:
+    """A Database on the Redis Cluster whose nodes `redis+cluster://[USER:PASSWORD@]HOST:
+    PORT,HOST:PORT,...` lists (any one that answers is enough to find the others). Its
+    `redis` is a client of the first master: commands on keys go through `shard(key)`."""
+    shown = shown_url(url)
+    parts = urlsplit(url)
+    try:
+        seeds = [(h.rsplit(":", 1)[0] or "127.0.0.1", int(h.rsplit(":", 1)[1]))
+                 for h in parts.netloc.rsplit("@", 1)[-1].split(",") if h]
+        if not seeds:
+            raise ValueError("no HOST:PORT")
+    except (ValueError, IndexError) as err:
+        raise DatabaseUnavailable(f"cannot use the cluster URL {shown}: {err} (expected "
+                                  "redis+cluster://HOST:PORT,HOST:PORT,...)") from None
+    db = Database(redis.Redis(), shown)  # its client: the first master's, once it is known
+    db._timeout = statement_timeout(interactive)
+    db._credentials = {"username": unquote(parts.username) if parts.username else None,
+                       "password": unquote(parts.password) if parts.password else None}
+    db.cluster = Topology(seeds, db._node)
+    try:
+        db.cluster.refresh()
+    except redis.AuthenticationError as err:
+        raise DatabaseUnavailable(f"the cluster at {shown} refused the credentials: {err}") \
+            from None
+    except redis.ResponseError as err:
+        raise DatabaseUnavailable(f"{shown} is not a FalkorDB cluster ({err})") from None
+    except (redis.RedisError, OSError) as err:
+        raise DatabaseUnavailable(f"cannot reach a FalkorDB cluster at {shown}: "
+                                  f"{str(err).splitlines()[0]}") from None
+    db.redis = db._node(*db.cluster.masters()[0])
+    for node in db.nodes():
+        where = f"{shown} ({node.connection_pool.connection_kwargs['port']})"
+        try:
+            version = falkordb_version(node)
+            node.execute_command("GRAPH.LIST")
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            # A master down (its replica not promoted yet) fails only what its shard serves.
+            logger.warning("cluster node %s does not answer: %s", where, err)
+            continue
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"{where} answers but is not FalkorDB ({err})") from None
+        if version is not None:
+            check_version(version, where)
+            db.version = version
+    logger.info("connected to a FalkorDB cluster of %d masters at %s", len(db.nodes()), shown)
+    return db
+
+
+def _from_server_url(url: str, check_graphs: bool, interactive: bool) -> Database:
+    """A Database for one server at `url`."""
     if url.startswith("falkor://"):
         url = "redis://" + url[len("falkor://"):]
     elif url.startswith("falkors://"):

@@ -6,6 +6,10 @@ speakers and listeners of its events): GRAPH.COPY costs about 100 ms per graph w
 size (docs/falkordb.md check 4.3). The forks are deleted when the block ends, error or not; forks
 left by a killed process are named after their host and process, so the next run on that
 host drops them (`drop_abandoned`), and another host's are left alone.
+
+A memory's forks are keys of the memory (`tomem:{NAME}:fork:TOKEN:...`, through
+`memory_key`): they share its hash tag, so in a cluster GRAPH.COPY stays on the memory's
+shard (a copy across slots fails with CROSSSLOT). A scenario's forks are `tomfork:TOKEN:...`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Iterable, Iterator
 import redis
 
 from tomc.compiler.plan import GraphNames, graph_key
+from tomc.engine.memory import memory_key, memory_name
 from tomc.runtime.connection import Database
 from tomc.runtime.executor import HOST, Directory
 from tomc.runtime.server import process_alive
@@ -47,9 +52,15 @@ def fork(db: Database, graphs: GraphNames, agents: set[str],
     their perspectives: a copy keeps its node ids); deletes the copies when the block ends,
     however it ends."""
     token = f"{HOST}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    forked = GraphNames(f"{FORK_PREFIX}:{token}:world", {
-        a: (f"{FORK_PREFIX}:{token}:mind:{graph_key(a)}" if a in agents else name)
-        for a, name in graphs.minds.items()})
+    memory = memory_name(graphs.world)
+    if memory is not None:
+        forked = GraphNames(memory_key(memory, "fork", token, "world"), {
+            a: (memory_key(memory, "fork", token, "mind", a) if a in agents else name)
+            for a, name in graphs.minds.items()})
+    else:
+        forked = GraphNames(f"{FORK_PREFIX}:{token}:world", {
+            a: (f"{FORK_PREFIX}:{token}:mind:{graph_key(a)}" if a in agents else name)
+            for a, name in graphs.minds.items()})
     pairs = [(graphs.world, forked.world)] + [(graphs.mind(a), forked.mind(a))
                                              for a in graphs.agents if a in agents]
     copied: list[str] = []
@@ -98,10 +109,12 @@ def drop_abandoned(db: Database) -> None:
     simulation); forks of other hosts sharing the server are theirs to clean."""
     gone = []
     for name in db.graph_names():
-        if name.startswith(FORK_PREFIX + ":"):
-            owner = name.split(":")[1].split("-")
+        parts = name.split(":")
+        if parts[0] == FORK_PREFIX or (len(parts) > 3 and memory_name(":".join(
+                [*parts[:2], "world"])) is not None and parts[2] == "fork"):
+            owner = (parts[1] if parts[0] == FORK_PREFIX else parts[3]).split("-")
             if len(owner) < 3 or (owner[0] == HOST and owner[1].isdigit()
                                   and not process_alive(int(owner[1]))):
                 gone.append(name)
-    if gone:
-        db.redis.delete(*gone)
+    for name in gone:  # one by one: in a cluster node, forks of other memories are other slots
+        db.redis.delete(name)

@@ -60,7 +60,8 @@ def issue(db: Database, memory: str, agent: Optional[str]) -> str:
     record = {"sha256": _digest(secret), "memory": memory, "agent": agent,
               "issued": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     try:
-        db.redis.hset(TOKENS_KEY, token_id, json.dumps(record, ensure_ascii=False))
+        db.shard(TOKENS_KEY).redis.hset(TOKENS_KEY, token_id,
+                                        json.dumps(record, ensure_ascii=False))
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot store the token: {err}") from None
     return f"tomc_{token_id}_{secret}"
@@ -82,7 +83,7 @@ def verify(db: Database, token: str) -> Grant:
 def revoke(db: Database, token_id: str) -> None:
     """Forget the token `token_id`: it is refused from now on. TokenRefused if unknown."""
     try:
-        removed = db.redis.hdel(TOKENS_KEY, token_id)
+        removed = db.shard(TOKENS_KEY).redis.hdel(TOKENS_KEY, token_id)
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot revoke the token: {err}") from None
     if not removed:
@@ -103,7 +104,7 @@ def list_tokens(db: Database, memory: Optional[str] = None) -> list[dict]:
     """Every token (of `memory`, if given) as {"token_id", "memory", "agent", "issued"},
     sorted by memory, agent and issue time; never a secret nor its digest."""
     try:
-        stored = db.redis.hgetall(TOKENS_KEY)
+        stored = db.shard(TOKENS_KEY).redis.hgetall(TOKENS_KEY)
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot list tokens: {err}") from None
     rows = []
@@ -117,7 +118,7 @@ def list_tokens(db: Database, memory: Optional[str] = None) -> list[dict]:
 
 def _record(db: Database, token_id: str) -> Optional[dict]:
     try:
-        text = db.redis.hget(TOKENS_KEY, token_id)
+        text = db.shard(TOKENS_KEY).redis.hget(TOKENS_KEY, token_id)
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot check the token: {err}") from None
     return None if text is None else json.loads(text)

@@ -27,8 +27,13 @@ from typing import Optional
 
 import redis
 
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
 from tomc.runtime.errors import DatabaseUnavailable
+
+
+def _acknowledged(reply) -> int:
+    """The number of replicas a WAIT reply counts (0 for an error reply)."""
+    return 0 if isinstance(reply, Exception) else int(reply)
 
 
 class Writer:
@@ -60,13 +65,21 @@ class Writer:
         their replies (an error reply is an exception object), or None if another writer
         committed since `begin` (then nothing ran)."""
         rev = self.begin() + 1
-        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",),
+        wait = self.db.options.wait_replicas
+        waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
+        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",), *waiting,
                  ("WATCH", self.key), ("GET", self.key)]
         replies = self._send(batch)
-        executed, current = replies[-3], replies[-1]
+        executed, current = replies[-3 - len(waiting)], replies[-1]
         self.watched = int(current or 0)
         if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
+        if executed is not None and waiting and _acknowledged(replies[-3]) < wait:
+            # Committed on the master, but a failover now could lose it: not acknowledged.
+            raise DatabaseUnavailable(
+                f"revision {rev} was committed on the master but only {replies[-3]} of "
+                f"{wait} replicas confirmed it within {WAIT_TIMEOUT_MS} ms (wait_replicas): "
+                "it may be lost if the master fails now (docs/deployment.md)")
         return None if executed is None else list(executed[:-1])
 
     def rewatch(self) -> int:
@@ -88,17 +101,29 @@ class Writer:
         self.watched = None
         self._send([("UNWATCH",)])
 
+    def _drop(self) -> None:
+        """Give back a connection that failed (closed: its replies are unknown) and say the
+        shard's node was lost, so the next command takes a connection from the master
+        serving the key then (after a failover: the promoted replica)."""
+        self.connection.disconnect()
+        self.db.release(self.connection)
+        self.connection = None
+        self.watched = None
+        self.db.lost()
+
     def close(self) -> None:
         """Give the connection back (UNWATCHed)."""
         if self.connection is not None:
             try:
                 self.forget()
             except DatabaseUnavailable:
-                self.connection.disconnect()
+                return  # the failed connection was given back (`_drop`)
             self.db.release(self.connection)
             self.connection = None
 
     def _send(self, commands: list[tuple]) -> list:
+        if self.connection is None:  # lost: a new one, from the master serving the key now
+            self.connection = self.db.connection()
         connection = self.connection
         try:
             connection.send_packed_command(connection.pack_commands(commands))
@@ -108,10 +133,17 @@ class Writer:
                     replies.append(connection.read_response())
                 except redis.ResponseError as err:
                     replies.append(err)
+            moved = next((r for r in replies if isinstance(r, redis.ResponseError)
+                          and str(r).split(" ", 1)[0] in CLUSTER_REDIRECTS), None)
+            if moved is not None:
+                self._drop()
+                raise DatabaseUnavailable(
+                    f"the memory's shard no longer serves {self.key} ({moved}): it moved or "
+                    "its master failed over; nothing of this call was committed, and the "
+                    "next call finds the new master")
             return replies
         except (redis.ConnectionError, redis.TimeoutError, OSError) as err:
-            connection.disconnect()
-            self.watched = None
+            self._drop()
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         except BaseException:
             # Interrupted (Ctrl-C, a parser error) with replies unread: this connection's

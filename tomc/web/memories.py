@@ -53,7 +53,7 @@ class Memories:
         """The memory's revision (how many statements were committed), in one GET: cheap
         enough to poll every 200 ms."""
         key = memory.memory_graphs(name).revision_key
-        return int(self.db.redis.get(key) or 0)
+        return int(self.db.shard(key).redis.get(key) or 0)  # a cluster: the memory's shard
 
     def close(self) -> None:
         """Close every session (the database stays open: it is the caller's)."""

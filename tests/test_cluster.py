@@ -1,0 +1,212 @@
+"""Memories on a real FalkorDB cluster (docs/deployment.md): 3 masters and 3 replicas on
+loopback, started from the embedded package's binaries (eval/local_cluster.py). The memory
+CLI and API run unchanged on `redis+cluster://...`; memories spread over every shard; an
+agent's user exists on every node; a master killed with -9 is replaced by its replica and,
+with `wait_replicas=1`, no acknowledged event is lost or doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from conftest import REPO
+from eval.local_cluster import LocalCluster
+from tomc.api import Session
+from tomc.dsl.checker import check_text
+from tomc.engine import memory
+from tomc.runtime import acl
+from tomc.runtime.connection import connect
+from tomc.runtime.errors import DatabaseUnavailable
+
+from test_mcp import call, connected
+from test_memory import STORY, WRITER, reference_versions, tomc, versions
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    nodes = LocalCluster(tmp_path_factory.mktemp("cluster"), masters=3, replicas=1).start()
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+
+
+@pytest.fixture
+def cdb(cluster):
+    with connect(cluster.url) as database:
+        yield database
+
+
+def test_the_memory_cli_runs_unchanged_on_a_cluster(cluster, cdb, tmp_path):
+    url = cluster.url
+    name = "cli_on_cluster"
+    applied = tomc("memory", "apply", name, *STORY, "--wait-replicas", "1", url=url)
+    assert applied.returncode == 0, applied.stderr
+    asked = tomc("memory", "ask", name, "Maya believes refund.status", "--json", url=url)
+    assert json.loads(asked.stdout)["answers"][0]["value"] == "approved"
+    mine = tomc("memory", "ask", name, "Maya believes refund.status", "--as", "Maya", url=url)
+    assert mine.returncode == 0, mine.stderr
+    theirs = tomc("memory", "ask", name, "Finance believes refund.status", "--as", "Maya",
+                  url=url)
+    assert theirs.returncode == 4
+    listed = json.loads(tomc("memory", "list", "--json", url=url).stdout)["memories"]
+    assert name in [m["name"] for m in listed]
+    exported = tomc("memory", "export", name, "-o", str(tmp_path / "m.tom"), url=url)
+    assert exported.returncode == 0
+    # The agent's user is on every node, masters and replicas, and saved nowhere twice.
+    user = acl.user_name(memory.memory_graphs(name), "Maya")
+    assert all(node.acl_getuser(user) for node in cdb.nodes(replicas=True))
+    assert len(cdb.nodes(replicas=True)) == 6
+    assert tomc("memory", "grant", "--json", url=url).returncode == 0
+    assert tomc("memory", "drop", name, url=url).returncode == 0
+    assert not any(node.acl_getuser(user) for node in cdb.nodes(replicas=True))
+    gone = tomc("memory", "ask", name, "Maya believes refund.status", url=url)
+    assert gone.returncode == 2
+
+
+def test_the_mcp_server_runs_unchanged_on_a_cluster(cluster):
+    async def scenario():
+        async with connected(None, "mcp_on_cluster", "--db", cluster.url,
+                             "--wait-replicas", "1") as client:
+            await call(client, "record", statements="agents Maya, Billing\nrooms chat")
+            await call(client, "enter", agents=["Maya", "Billing"], room="chat")
+            await call(client, "say", speaker="Billing", key="refund.status",
+                       value="approved")
+            answer = await call(client, "believes", chain="Maya", key="refund.status")
+            assert "approved" in json.dumps(answer)
+            await call(client, "plan_announcements", key="refund.status", speaker="Billing")
+        async with connected(None, "mcp_on_cluster", "--db", cluster.url,
+                             "--agent", "Maya") as maya:
+            mine = await call(maya, "my_beliefs")
+            assert "approved" in json.dumps(mine)
+    asyncio.run(scenario())
+
+
+def test_memories_spread_over_every_shard_and_are_listed_across_nodes(cluster, cdb):
+    names = [f"spread{i}" for i in range(24)]
+    for name in names:
+        with Session.attach(name, db=cdb) as live:
+            live.apply("agents A, B")
+    masters = Counter(cluster.master_of(memory.memory_key(n, "world")) for n in names)
+    assert set(masters) == set(cluster.ports[:3])
+    assert {m.name for m in memory.stored(cdb)} >= set(names)
+    for name in names:
+        assert memory.drop(cdb, name)
+
+
+def test_simulations_fork_under_the_memorys_tag(cdb):
+    with Session.attach("forked", db=cdb) as live:
+        live.apply("agents A, B, C\nrooms q\nA, B enter q\nin q: k is in bag\nA exits q\n"
+                   "B sets k.location = box")
+        plan = live.plan_announcements("k", "B")
+        assert plan.misinformed == ["A"]
+    assert not [g for g in cdb.graph_names() if ":fork:" in g]
+    memory.drop(cdb, "forked")
+
+
+def test_eight_writers_on_a_cluster_one_history_equal_to_the_reference(cluster, cdb):
+    name, per_writer = "crowd_on_cluster", 100
+    with Session.attach(name, db=cdb) as setup:
+        setup.apply("agents " + ", ".join(f"A{i}" for i in range(8)) + "\nrooms r0, r1")
+    env = {**os.environ, "FALKORDB_URL": cluster.url}
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, name, str(i), str(per_writer)],
+                                env=env, stderr=subprocess.PIPE, text=True)
+               for i in range(8)]
+    for w in writers:
+        assert w.wait(timeout=600) == 0, w.stderr.read()
+        w.stderr.close()
+    with Session.attach(name, db=cdb) as reader:
+        events = reader.history()
+        assert [e.step for e in events] == list(range(1, 8 * per_writer + 1))
+        engine = versions(reader.view(), [(), *reader.scenario.chains()])
+        text = reader.export()
+    (scenario,) = check_text(text, "crowd.tom").scenarios
+    assert engine == reference_versions(scenario)
+    memory.drop(cdb, name)
+
+
+def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
+    with connect(cluster.url + "?stale_reads=yes&wait_replicas=1") as db:
+        with Session.attach("stale_ok", db=db) as live:
+            live.apply("\n".join(STORY))  # each commit waited for the replica
+        with Session.attach("stale_ok", db=db, as_agent="Maya") as maya:
+            assert "(replica)" in maya._agent_db.url
+            assert maya.believes("Maya", "refund.status").values == ["approved"]
+        memory.drop(db, "stale_ok")
+
+
+def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):
+    dead = tomc("memory", "list", url="redis+cluster://127.0.0.1:1")
+    assert dead.returncode == 3 and "Traceback" not in dead.stderr
+    assert "cannot reach a FalkorDB cluster" in dead.stderr
+    bad = tomc("memory", "list", url="redis+cluster://127.0.0.1:notaport")
+    assert bad.returncode == 3 and "HOST:PORT" in bad.stderr
+    run = tomc("run", str(REPO / "scenarios" / "sally_anne.tom"), url=cluster.url)
+    assert run.returncode == 3 and "keeps memories only" in run.stderr
+
+
+def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
+    """kill -9 of the master of a memory while a writer commits with wait_replicas=1: the
+    replica is promoted; every event whose apply returned is there exactly once; meanwhile
+    the writer gets a clear DatabaseUnavailable (exit 3 in the CLI), never a raw error, and
+    its session goes on on the promoted master."""
+    url = cluster.url + "?wait_replicas=1"
+    name = "failover"
+    with connect(url) as db, Session.attach(name, db=db) as live:
+        live.apply("agents A, B")
+    master = cluster.master_of(memory.memory_key(name, "world"))
+    acked: list[int] = []
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        """One session throughout, as a long-lived process (`tomc mcp`) keeps it: after
+        the failover its next calls reach the promoted master by themselves."""
+        n = 0
+        with connect(url) as db, Session.attach(name, db=db) as live:
+            while not stop.is_set():
+                n += 1  # a new value each try: a retry never doubles an event
+                try:
+                    live.apply(f"A sets k{n % 3}.s = v{n}")
+                    acked.append(n)
+                except DatabaseUnavailable as err:
+                    errors.append(str(err))
+                    time.sleep(0.1)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        while len(acked) < 30:
+            time.sleep(0.05)
+        killed_at, before = time.monotonic(), len(acked)
+        cluster.kill(master)
+        during = tomc("memory", "apply", name, "B sets z.s = during", url=cluster.url)
+        promoted = cluster.wait_promoted(master)
+        assert promoted is not None
+        took = time.monotonic() - killed_at
+        cluster.start_node(master)  # back, as a replica of the promoted node
+        while len(acked) < before + 20:
+            assert time.monotonic() - killed_at < 90, errors[-3:]
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        writer.join()
+    print(f"failover: promoted in {took:.1f} s, {len(acked)} events acknowledged; "
+          f"during: {during.returncode} {during.stderr.strip()}; errors: {errors[:3]}")
+    assert during.returncode in (0, 3) and "Traceback" not in during.stderr
+    assert errors and all("Traceback" not in e for e in errors)
+    with connect(cluster.url) as db, Session.attach(name, db=db) as reader:
+        values = Counter(e.text.rsplit("= v", 1)[1] for e in reader.history()
+                         if "= v" in e.text)
+    assert all(values[str(n)] == 1 for n in acked)  # present, and once
+    assert max(values.values()) == 1

@@ -172,7 +172,7 @@ def list_policy(policy: ast.Policy, file: str,
             entries.append(Entry(
                 "routing", text or rule.text, src, line, inherited, section=event_class,
                 templates=[LOWERING, RESOLVER, "write.cypher"],
-                cypher=_code(LOWERING, ("for w in plans[agent].writes",
+                cypher=_code(LOWERING, ("writes = plans[agent].writes",
                                         "resolution.resolve(w.chain")),
                 parameter=f"Write(chain, rule={rule.text!r}, force="
                           f"{_force_text(model.trust, event_class)})",

@@ -4,8 +4,9 @@ as ratios to bare FalkorDB round trips measured in the same run (issue 11).
 Everything runs on embedded FalkorDB servers in a temporary folder (the one tomc starts:
 unix socket, AOF everysec, NODE_CREATION_BUFFER 128), through the API as users write:
 `Session.attach(...)` then `session.apply("...")`. A bare write and a bare read round trip
-(eval/roundtrips.py) are taken before every measured operation, so each ratio compares
-timings of the same minutes on a shared, noisy machine. Sections:
+(eval/roundtrips.py) are taken on the idle server right before each section, and every
+ratio of the section divides by them: timings of the same minutes on a shared, noisy
+machine, and never a round trip stretched by the section's own load (issue 27). Sections:
 
 - **events**: a memory of 5 agents at depth 2 (policy default), mixed enter / exit / move /
   tell / announce / claim events (eval/workload.py); p50 and p99, and round trips per event;
@@ -21,9 +22,12 @@ timings of the same minutes on a shared, noisy machine. Sections:
 - **folder**: a folder of small scenario files run as `tomc test DIR` runs them (checked,
   run, answered, graphs dropped): the server's used memory after the first tenth and after
   all, so bounded memory shows as a growth near zero;
+- **memory path**: the events workload on a `tomc serve` (eval/served.py), each write
+  submitted to the memory's applier; the server memory per 5-agent memory;
+- **writers**: `eval.writers` with 1, 2, 4 and 8 writer processes through `tomc serve`;
 - **start-up**: the fastest of several runs of `tomc --version` and of `tomc memory apply`
-  (one event, on the events' server, and with an embedded FalkorDB started for it), beside
-  `python -c pass` run in turn with them (eval/startup.py).
+  (one event, on the memory path's server, a thin client, and with an embedded FalkorDB
+  started for it), beside `python -c pass` run in turn with them (eval/startup.py).
 
 Writes `bench.json` (every required key is a number) and `bench.md` (the table) into
 `--out` (default eval/results). Exit 0 when it ran (goals met or not: bench.md says), 3
@@ -45,7 +49,9 @@ from pathlib import Path
 from typing import Optional
 
 from eval import hitom
-from eval.roundtrips import Baseline, RoundTrips, Samples
+from eval import writers as writers_bench
+from eval.roundtrips import Baseline, RoundTrips, Samples, idle_baseline
+from eval.served import served
 from eval.startup import measure_startup
 from eval.workload import (agent_names, broadcasts, depth_policy, mixed_events,
                            scale_scenario, setup_statements)
@@ -53,7 +59,7 @@ from tomc.api import Session
 from tomc.compiler.plan import graph_names
 from tomc.dsl.checker import check_file
 from tomc.runner import run_scenario
-from tomc.runtime.connection import Database, connect
+from tomc.runtime.connection import Database, connect, from_url
 from tomc.runtime.errors import DatabaseUnavailable
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,14 +83,17 @@ class Size:
     probe_events: int
     folder: int
     startup_runs: int
+    writer_events: int
 
 
 FULL = Size(events=600, broadcasts=30, reads=300, hitom_stories=None, scenarios=1667,
-            first_probe=167, probe_events=120, folder=1000, startup_runs=9)
+            first_probe=167, probe_events=120, folder=1000, startup_runs=9,
+            writer_events=100)
 QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=100,
-             first_probe=17, probe_events=60, folder=200, startup_runs=5)
+             first_probe=17, probe_events=60, folder=200, startup_runs=5,
+             writer_events=20)
 SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
-             probe_events=12, folder=10, startup_runs=2)
+             probe_events=12, folder=10, startup_runs=2, writer_events=3)
 
 # Goals of issue 11: ratios to a bare round trip of the same run, except the memory per
 # graph (bytes) and the scale figure (event p50 at the largest graph count over the p50 at
@@ -94,7 +103,11 @@ GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
          "used_bytes_per_graph": 170 * KB, "scale_p50_largest_over_smallest": 1.2,
          "hitom_engine_over_reference": 10,
          # issue 20: "well under half a second on an idle machine" (the fastest of N runs)
-         "startup_version_ms": 500, "startup_memory_apply_ms": 500}
+         "startup_version_ms": 500,
+         # issue 27: `tomc memory apply` through an applier <= 0.3 s; the memory path
+         # within 1.3x of in process; 8 writers at least as fast as 1
+         "startup_memory_apply_ms": 300, "served_over_in_process": 1.3}
+WRITERS_GOAL = 1.0  # 8 writers' events/s over 1 writer's: at least this
 
 
 # ---------------------------------------------------------------- sections
@@ -103,19 +116,17 @@ GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
 def measure_events(db: Database, size: Size) -> dict:
     """Mixed events on a 5-agent memory at depth 2, then nested reads at depth 2."""
     agents = agent_names(5)
-    baseline, events, trips = Baseline(db), Samples(), RoundTrips()
+    baseline, events, trips = idle_baseline(db), Samples(), RoundTrips()
     with Session.attach("bench_events", db=db) as session:
         for statement in setup_statements(agents):
             session.apply(statement)
         for text in mixed_events(agents, size.events):
-            baseline.sample()
             with trips.counting():
                 events.time(lambda: session.apply(text))
         reads, read_base = _nested_reads(db, session, agents[:2], size.reads)
         read_trips = RoundTrips()
         with read_trips.counting():
             session.believes(agents[:2], "ticket0.status")
-    baseline.drop()
     return {"write_roundtrip_p50_ms": baseline.writes.p(50),
             "read_roundtrip_p50_ms": baseline.reads.p(50),
             "event_p50_ms": events.p(50), "event_p99_ms": events.p(99),
@@ -129,12 +140,10 @@ def measure_events(db: Database, size: Size) -> dict:
 
 def _nested_reads(db: Database, session: Session, chain: list[str],
                   count: int) -> tuple[Samples, Baseline]:
-    """`session.believes(chain, key)` over the workload's keys, each after a bare read."""
-    baseline, reads = Baseline(db), Samples()
+    """`session.believes(chain, key)` over the workload's keys, after an idle baseline."""
+    baseline, reads = idle_baseline(db), Samples()
     for i in range(count):
-        baseline.sample()
         reads.time(lambda: session.believes(chain, f"ticket{i % 10}.status"))
-    baseline.drop()
     return reads, baseline
 
 
@@ -143,14 +152,13 @@ def measure_broadcast(db: Database, folder: Path, agents: int, depth: int, count
     """Announcements to every agent of a memory of `agents` at `depth`; with `reads`, also
     nested reads of a chain of `depth` agents after them."""
     names = agent_names(agents)
-    baseline, timed = Baseline(db), Samples()
+    baseline, timed = idle_baseline(db), Samples()
     with Session.attach(f"bench_broadcast_{agents}x{depth}", db=db,
                         policy=str(depth_policy(folder, depth))) as session:
         for statement in setup_statements(names):
             session.apply(statement)
         perspectives = len(session.scenario.chains())
         for text in broadcasts(names, count):
-            baseline.sample()
             timed.time(lambda: session.apply(text))
         found = {"p50_ms": timed.p(50), "p99_ms": timed.p(99),
                  "over_roundtrip": timed.p(50) / baseline.writes.p(50),
@@ -158,15 +166,51 @@ def measure_broadcast(db: Database, folder: Path, agents: int, depth: int, count
                  "perspectives": perspectives, "broadcasts": len(timed)}
         if reads:
             # the keys the broadcasts wrote: ticket keys would read unknown
-            samples, read_base = Samples(), Baseline(db)
+            samples, read_base = Samples(), idle_baseline(db)
             for i in range(reads):
-                read_base.sample()
                 samples.time(lambda: session.believes(names[:depth], f"notice{i % 3}.text"))
-            read_base.drop()
             found["nested_read_p50_ms"] = samples.p(50)
             found["nested_read_over_roundtrip"] = samples.p(50) / read_base.reads.p(50)
-    baseline.drop()
     return found
+
+
+def measure_served(folder: Path, size: Size, in_process_p50: float) -> dict:
+    """On a `tomc serve` of its own (eval/served.py): the events workload through
+    `Session.attach` (the memory's applier commits each write: tomc/engine/applier.py),
+    after an idle baseline of that server; the server's memory used by that 5-agent memory
+    (used_memory after it minus before); and `tomc memory apply` start-up on it (the thin
+    client) beside the embedded one (eval/startup.py)."""
+    agents = agent_names(5)
+    with served(folder / "served") as url:
+        db = from_url(url)
+        try:
+            before = _used_memory(db)
+            baseline, events = idle_baseline(db), Samples()
+            with Session.attach("bench_served", db=db) as session:
+                for statement in setup_statements(agents):
+                    session.apply(statement)
+                for text in mixed_events(agents, size.events):
+                    events.time(lambda: session.apply(text))
+            used = _used_memory(db) - before
+            startup = measure_startup(url, folder / "startup", size.startup_runs)
+        finally:
+            db.close()
+    return {"write_roundtrip_p50_ms": baseline.writes.p(50), "events": len(events),
+            "event_p50_ms": events.p(50), "event_p99_ms": events.p(99),
+            "event_p50_over_roundtrip": events.p(50) / baseline.writes.p(50),
+            "event_p99_over_roundtrip": events.p(99) / baseline.writes.p(50),
+            "over_in_process": events.p(50) / in_process_p50,
+            "used_bytes_per_5_agent_memory": used, "startup": startup}
+
+
+def measure_writers(size: Size) -> dict:
+    """eval.writers: 1, 2, 4 and 8 writer processes on one memory of a `tomc serve`."""
+    found = writers_bench.run(size.writer_events)
+    return {"events_per_writer": found["events_per_writer"],
+            "runs": found["runs"],
+            "events_per_second": {str(r["writers"]): r["events_per_second"]
+                                  for r in found["runs"]},
+            "over_one_writer": {str(r["writers"]): r["over_one_writer"] for r in found["runs"]}}
 
 
 def measure_hitom(db: Database, stories: Optional[int]) -> dict:
@@ -226,15 +270,13 @@ def _scale_probe(servers: dict[str, Database], agents: list[str], count: int) ->
             session = stack.enter_context(Session.open(db=db, name="probe"))
             for statement in setup_statements(agents):
                 session.apply(statement)
-            runs.append((label, db, graphs_now, session, Baseline(db), Samples()))
+            runs.append((label, db, graphs_now, session, idle_baseline(db), Samples()))
         for text in mixed_events(agents, count, seed=23):
             for _, _, _, session, baseline, timed in runs:
-                baseline.sample()
                 timed.time(lambda: session.apply(text))
         for label, db, graphs_now, _, baseline, timed in runs:
             found[label] = {"graphs": graphs_now, "p50_ms": timed.p(50),
                             "over_roundtrip": timed.p(50) / baseline.writes.p(50)}
-            baseline.drop()
     for db in servers.values():
         names = graph_names("probe", agents)
         db.redis.delete(names.world, *names.minds.values(), names.revision_key)
@@ -291,8 +333,11 @@ def run(size: Size, progress=None) -> dict:
             b32 = measure_broadcast(db, folder, 32, 2, size.broadcasts)
             _say(progress, "hitom")
             found_hitom = measure_hitom(db, size.hitom_stories)
-            _say(progress, "start-up")
-            startup = measure_startup(db.url, folder / "startup", size.startup_runs)
+        _say(progress, "memory path (tomc serve) and start-up")
+        served_run = measure_served(folder, size, events["event_p50_ms"])
+        startup = served_run["startup"]
+        _say(progress, "writers")
+        writers_run = measure_writers(size)
         _say(progress, "scale")
         scale = measure_scale(folder, size, progress)
         _say(progress, "folder")
@@ -328,9 +373,18 @@ def run(size: Size, progress=None) -> dict:
         "startup_memory_apply_ms": startup["memory_apply_ms"],
         "startup_memory_apply_over_python": startup["memory_apply_over_python"],
         "startup_memory_apply_embedded_ms": startup["memory_apply_embedded_ms"],
+        "served_event_p50_over_roundtrip": served_run["event_p50_over_roundtrip"],
+        "served_event_p99_over_roundtrip": served_run["event_p99_over_roundtrip"],
+        "served_over_in_process": served_run["over_in_process"],
+        "used_bytes_per_5_agent_memory": served_run["used_bytes_per_5_agent_memory"],
+        "writers_events_per_second": writers_run["events_per_second"],
+        "writers_over_one": writers_run["over_one_writer"],
+        "writers_8_over_1": writers_run["over_one_writer"]["8"],
         "sections": {"events": events, "broadcast_16x3": b16, "broadcast_32x2": b32,
                      "broadcast_12x3": b12, "hitom": found_hitom, "scale": scale,
-                     "folder": run_folder, "startup": startup},
+                     "folder": run_folder, "startup": startup,
+                     "served": {k: v for k, v in served_run.items() if k != "startup"},
+                     "writers": writers_run},
         "machine": {"python": platform.python_version(), "system": platform.system(),
                     "cpus": os.cpu_count(), "server": "embedded FalkorDB, unix socket"},
         "seconds": time.perf_counter() - started,
@@ -405,28 +459,48 @@ def render_markdown(document: dict, mode: str) -> str:
          *_goal(d, "startup_memory_apply_ms", " ms")),
         ("start-up: `tomc memory apply` starting an embedded FalkorDB",
          f"{d['startup_memory_apply_embedded_ms']:.0f} ms", "reported", ""),
+        ("event p50 / p99 through `tomc serve` (Session.attach; the applier commits) / "
+         "its write round trip", f"{d['served_event_p50_over_roundtrip']:.1f}x / "
+         f"{d['served_event_p99_over_roundtrip']:.1f}x", "", ""),
+        ("memory path event p50 / in-process event p50",
+         f"{d['served_over_in_process']:.2f}x", *_goal(d, "served_over_in_process", "x")),
+        ("writers on one memory through `tomc serve`: events/s for 1, 2, 4, 8 (over 1)",
+         ", ".join(f"{n}: {d['writers_events_per_second'][n]:.0f} "
+                   f"({d['writers_over_one'][n]:.2f}x)" for n in ("1", "2", "4", "8")),
+         f">= {WRITERS_GOAL:g}x at 8: " + ("met" if d["writers_8_over_1"] >= WRITERS_GOAL
+                                           else "**not met**"), ""),
+        (f"server memory per 5-agent memory ({d['sections']['served']['events']} events)",
+         f"{d['used_bytes_per_5_agent_memory'] / KB:,.0f} KB", "reported", ""),
     ]
     scale, hi = d["sections"]["scale"], d["sections"]["hitom"]
     lines = [
         "# tomc write-path benchmark", "",
         f"Generated by `python -m eval.bench{'' if mode == 'full' else ' --' + mode}` in "
         f"{d['seconds']:.0f} s ({d['machine']['cpus']} CPUs, Python {d['machine']['python']}, "
-        f"{d['machine']['server']}). Every ratio divides by bare round trips measured "
-        "between the measured operations of the same section (eval/roundtrips.py); the "
-        "machine is shared, so the milliseconds vary between runs and the ratios much less. "
+        f"{d['machine']['server']}). Every ratio divides by bare round trips taken on an idle "
+        "server right before the section (eval/roundtrips.py `idle_baseline`), never by "
+        "one stretched by the section's own load; the machine is shared, so the "
+        "milliseconds vary between runs and the ratios much less. "
         "KB = 1,024 bytes.", "",
         "| figure | this run | goal | peer |", "|---|---|---|---|",
         *[f"| {a} | {b} | {c} | {p} |" for a, b, c, p in rows], "",
         "## How each figure is taken", "",
         f"- **events**: {d['sections']['events']['events']} events through "
-        "`Session.attach(...)` then `session.apply(text)` (check, compile, one MULTI/EXEC), "
-        "each after one bare write and one bare read.",
+        "`Session.attach(...)` then `session.apply(text)` (check, compile, one MULTI/EXEC) "
+        "in process, on an embedded FalkorDB.",
+        "- **memory path**: the same events on a `tomc serve` of its own: `Session.attach` "
+        "submits each write to the memory's applier, which checks, compiles and commits "
+        "it (tomc/engine/applier.py); the server memory per 5-agent memory is its "
+        "used_memory after that memory minus before.",
+        "- **writers**: `eval.writers` (1, 2, 4, 8 writer processes on one 8-agent memory of "
+        f"a `tomc serve`, {d['sections']['writers']['events_per_writer']} events each): all "
+        "events / wall time, and the ratio to one writer of the same run.",
         f"- **broadcasts**: {d['sections']['broadcast_16x3']['broadcasts']} `announces` per "
         f"memory; 16x3 has {d['sections']['broadcast_16x3']['perspectives']:,} perspectives, "
         f"32x2 {d['sections']['broadcast_32x2']['perspectives']:,}, 12x3 "
         f"{d['sections']['broadcast_12x3']['perspectives']:,}.",
         "- **nested reads**: `session.believes([a, b], key)` on the events memory and "
-        "`[a, b, c]` on the 12x3 memory, each after a bare read.",
+        "`[a, b, c]` on the 12x3 memory.",
         f"- **scale**: {scale['scenarios']:,} scenarios opened from a file (`Session.open`, "
         f"eight events each) on a fresh server: {scale['graphs']:,} graphs; used_memory "
         "(INFO memory) after them minus before, per graph. A fresh 5-agent scenario on it "
@@ -449,8 +523,9 @@ def render_markdown(document: dict, mode: str) -> str:
         f" KB after all ({d['sections']['folder']['graphs_left']} graphs left).",
         f"- **start-up**: the fastest of {d['sections']['startup']['runs']} runs of each "
         "command, the commands taken in turn (`python -c pass`, `tomc --version`, `tomc "
-        "memory apply` on the events' server, then with `--data` on a folder no server "
-        "runs on); wall time of the whole process, as a shell loop pays it.", "",
+        "memory apply` on the `tomc serve` of the memory path (a thin client: its applier "
+        "checks and commits), then with `--data` on a folder no server runs on); wall time "
+        "of the whole process, as a shell loop pays it.", "",
         "## Reading the ratios", "",
         "A bare write is a `GRAPH.QUERY` outside MULTI: FalkorDB hands it to a worker "
         "thread and back, so a busy machine stretches it more than an event, whose "

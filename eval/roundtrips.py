@@ -89,3 +89,14 @@ class RoundTrips:
             yield self
         finally:
             AbstractConnection.send_packed_command = original
+
+
+def idle_baseline(db: Database, count: int = 50) -> Baseline:
+    """`count` bare writes and reads taken now, before a section runs (the scratch graph
+    dropped): what every ratio of the section divides by, so that no ratio divides by a
+    round trip stretched by the section's own load (issue 27)."""
+    baseline = Baseline(db)
+    for _ in range(count):
+        baseline.sample()
+    baseline.drop()
+    return baseline

@@ -17,7 +17,9 @@ REQUIRED = ["write_roundtrip_p50_ms", "read_roundtrip_p50_ms", "event_p50_ms", "
             "used_bytes_per_graph", "scale_p50_largest_over_smallest",
             "hitom_engine_over_reference", "startup_python_ms", "startup_version_ms",
             "startup_version_over_python", "startup_memory_apply_ms",
-            "startup_memory_apply_over_python", "startup_memory_apply_embedded_ms"]
+            "startup_memory_apply_over_python", "startup_memory_apply_embedded_ms",
+            "served_event_p50_over_roundtrip", "served_event_p99_over_roundtrip",
+            "served_over_in_process", "used_bytes_per_5_agent_memory", "writers_8_over_1"]
 
 
 def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
@@ -36,3 +38,5 @@ def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
     table = (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert "| event p50 / write round trip |" in table
     assert "| start-up: `tomc --version` |" in table
+    assert "| memory path event p50 / in-process event p50 |" in table
+    assert set(figures["writers_events_per_second"]) == {"1", "2", "4", "8"}

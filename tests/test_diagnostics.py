@@ -42,15 +42,32 @@ CASES = {
 
 # Codes only the Python API reports (a malformed argument, a statement a method does not
 # take): their cases are in tests/test_api.py.
-API_CODES = {"E143", "E144"}
+API_CODES = {"E143", "E144", "E145"}
 # Codes of `tomc extract` (a model's answer and its candidates): cases in tests/test_extract.py.
 EXTRACT_CODES = {"E200", "E201", "E202", "E203"}
 # Codes of access tokens (tomc token, tomc mcp --http): cases in tests/test_tokens.py.
 TOKEN_CODES = {"E210"}
 
 
+# Warnings: the file is valid (it runs), and --strict makes them errors (tests/test_cli.py
+# and tests/test_names_checked.py).
+WARNING_CASES = {
+    "W180": S.format(body="  Sally enters room\n  in room: k.s = v\n  ask Sally believes k.t"),
+}
+
+
 def test_every_code_has_a_case():
-    assert set(CASES) | API_CODES | EXTRACT_CODES | TOKEN_CODES == set(CODES)
+    assert set(CASES) | set(WARNING_CASES) | API_CODES | EXTRACT_CODES | TOKEN_CODES \
+        == set(CODES)
+
+
+@pytest.mark.parametrize("code", sorted(WARNING_CASES))
+def test_warning_is_reported_and_rendered(code):
+    text = WARNING_CASES[code]
+    result = check_text(text, "bad.tom")
+    assert result.ok
+    (diagnostic,) = result.diagnostics
+    assert re.match(rf"bad\.tom:\d+:\d+: warning\[{code}\]: ", diagnostic.render(text))
 
 
 @pytest.mark.parametrize("code", sorted(CASES))

@@ -75,6 +75,12 @@ def test_every_question_answers_what_the_session_answers(db, client, memory):
                 s.context_for("Finance", "Maya").to_json(),
             ("/plan_announcements", (("key", "refund.status"), ("speaker", "Finance"))):
                 s.plan_announcements("refund.status", "Finance").to_json(),
+            ("/search", (("text", "refund"),)): s.search("refund").to_json(),
+            ("/describe", ()): s.describe().to_json(),
+            ("/who_knows_best", (("topic", "refund"),)): s.who_knows_best("refund").to_json(),
+            ("/open_tasks", ()): s.open_tasks().to_json(),
+            ("/about", (("subject", "refund"), ("within", 1))):
+                s.about("refund", within=1).to_json(),
             ("/beliefs", (("chain", "Maya"),)): {
                 "chain": ["Maya"], "step": s.step,
                 "beliefs": [held_json(h) for h in s.beliefs("Maya")]},
@@ -133,6 +139,9 @@ def test_an_agent_token_reads_its_own_mind_only(client, memory):
         assert refused.json()["exit_code"] == 4
     events = get(client, maya, "/events").json()["events"]
     assert events and all("Maya" in e["witnesses"] for e in events)  # only what she saw
+    found = get(client, maya, "/search", text="refund")  # her own mind only
+    assert found.status_code == 200
+    assert {tuple(h["chain"])[0] for h in found.json()["hits"]} <= {"Maya"}, found.json()
     write = client.post(f"/memories/{MEMORY}/events", headers=auth(maya),
                         json={"statements": "Maya enters ops"})
     assert write.status_code == 403 and "read" in write.json()["message"]

@@ -522,3 +522,46 @@ def test_reports_and_hearsay_change_only_models_of_their_subject(db, file):
             model = [h for h in run.view(event.step).held([(listener, about)]) if h.key == key]
             assert any(h.value == value or value in {r.value for r in h.rivals}
                        for h in model) or policy.ties == "first", (event.text, model)
+
+
+def search_queries(scenario) -> list[str]:
+    """Queries drawn from the scenario's own words: each key, value and source word whole
+    and by its first two letters, every event text's first word, and all of them at once."""
+    from tomc.search_text import words
+    found = sorted({w for e in scenario.events if getattr(e, "fact", None)
+                    for w in words(e.fact.key, e.fact.value, getattr(e, "source", None))
+                    .split()})
+    return [*found, *sorted({w[:2] for w in found}), " ".join(found),
+            *{words(e.text).split()[0] for e in scenario.events if words(e.text)}]
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(FILES | HANDOFFS)
+def test_engines_agree_on_search(db, file):
+    """Invariant 2 for search, who_knows_best and open_tasks (docs/language.md): the same
+    ranking, and the same hits (chain, key,
+    value, steps, source, support, authority, score) in the same order, and the same
+    events, at every step, although FalkorDB finds them through its full-text index and
+    the reference by scanning every chain."""
+    from tomc.analysis.about import about
+    from tomc.analysis.best import who_knows_best
+    from tomc.analysis.tasks import open_tasks
+    from tomc.analysis.search import search
+    _, scenario = checked(file)
+    engine = run_scenario(scenario, "falkordb", db)
+    reference = run_scenario(scenario, "reference")
+    queries = search_queries(scenario)
+    for step in sorted({0, len(scenario.events) // 2, len(scenario.events)}):
+        mine, theirs = engine.view(step), reference.view(step)
+        for query in queries:
+            args = (query, scenario.agents, True, True, 1000)
+            assert search(mine, *args).to_json() == search(theirs, *args).to_json(), \
+                (step, query)
+            assert who_knows_best(mine, query).to_json() == \
+                who_knows_best(theirs, query).to_json(), (step, query)
+        subjects = {q.split()[0] for q in queries if q}
+        for chain in [(), *((a,) for a in scenario.agents)]:
+            assert open_tasks(mine, chain).to_json() == open_tasks(theirs, chain).to_json()
+            for subject in sorted(subjects)[:3]:
+                assert about(mine, subject, chain, 2).to_json() == \
+                    about(theirs, subject, chain, 2).to_json()

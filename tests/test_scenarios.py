@@ -27,4 +27,5 @@ def test_example_scenario(db, path):
 def test_every_scenario_file_is_covered():
     names = {p.stem for p in FILES}
     assert {"sally_anne", "refund_handoff", "ice_cream_van", "unicode_names", "release_freeze",
-            "decision_corrected", "source_order", "moved_out"} <= names
+            "decision_corrected", "source_order", "moved_out", "payments_outage_recall",
+            "postgres_upgrade", "redis_expert", "blackboard_tasks", "helios_decision"} <= names

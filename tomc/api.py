@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import threading
-from datetime import datetime, timezone
+import uuid
+import warnings
 from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -43,9 +45,14 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
+from tomc.analysis.about import About as AboutAnswer
+from tomc.analysis.best import Ranking
+from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
+from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
+from tomc.describe import Description, describe
 from tomc.dsl import ast, build
 from tomc.dsl.checker import LiveChecker, check_text
 from tomc.dsl.policies import load_policy
@@ -53,19 +60,21 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import memory
-from tomc.engine.base import Engine, EngineName
+from tomc.engine import event_codec, memory, writes
+from tomc.engine import factory as engines
+from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
-from tomc.engine.live import CHANGES, LiveScenario
-from tomc.engine.reference import ReferenceEngine
+from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
+from tomc.readers import AgentReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, queries, recovery
+from tomc.runtime import acl, recovery, search_index
 from tomc.runtime.connection import Database, connect
-from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
-from tomc.runtime.graph_view import GraphView
+from tomc.runtime import submit
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, Replaced, StaleWrite
 
-__all__ = ["Session", "TomError", "check_new_memory", "AccessDenied", "StaleWrite", "DatabaseUnavailable"]
+__all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
+           "DatabaseUnavailable"]
 
 QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -105,7 +114,15 @@ def _serialised(method):
     @functools.wraps(method)
     def one_at_a_time(self, *args, **kwargs):
         with self._lock:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except Replaced as err:
+                error = TomError([Diagnostic(
+                    "E145", f"memory {self.memory!r} was dropped or created again since "
+                    "this session attached", None, f"memory {self.memory}",
+                    hint="attach again (Session.attach) to use the memory as it is now")])
+                error.committed = err.committed
+                raise error from err
 
     return one_at_a_time
 
@@ -119,6 +136,15 @@ class TomError(ValueError):
         super().__init__("\n".join(d.render(text) for d in diagnostics))
         self.diagnostics = diagnostics
         self.text = text
+        # The events of the failing write that committed before it failed (docs/storage.md,
+        # "Retries"): a retry with the same idempotency key applies only the rest.
+        self.committed: list = []
+
+
+class TomWarning(UserWarning):
+    """A question that is valid but most likely not what was meant (W180: a key no event
+    has written); its message is the rendered diagnostic. `Session.strict` raises TomError
+    instead."""
 
 
 class Session:
@@ -130,13 +156,22 @@ class Session:
     """
 
     def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
-                 agent: Optional[str] = None, agent_db: Optional[Database] = None):
+                 reader: Optional[EngineReader] = None):
+        # `strict`: a warning about a question (W180, a key no event wrote) raises TomError
+        # instead (default: $TOMC_STRICT set to 1/true/yes, as the CLI's --strict).
+        self.strict = os.environ.get("TOMC_STRICT", "").lower() in ("1", "true", "yes")
+        # The warnings of the last question answered (also issued as TomWarning).
+        self.warnings: list[Diagnostic] = []
         self._live = live
         self._stack = stack
         self._lock = threading.RLock()
         self.memory = name
-        self.agent = agent
-        self._agent_db = agent_db
+        self._reader = reader or EngineReader(live)
+        self.agent = self._reader.agent
+        # Writes through an applier leave this session's checker behind (until it reads:
+        # `_caught_up`); `_applied` is the last step they reached.
+        self._behind = False
+        self._applied = 0
 
     # ---------------------------------------------------------------- opening
 
@@ -153,8 +188,7 @@ class Session:
         `db`: a Database, a FalkorDB URL, or None for `$FALKORDB_URL`, else an embedded
         FalkorDB in `data_dir`. Raises TomError (errors in the file or policy), ValueError
         (no such scenario or engine), DatabaseUnavailable."""
-        if engine not in ("falkordb", "reference"):
-            raise ValueError(f"unknown engine {engine!r}: use falkordb or reference")
+        stored = engines.stored(engine)  # ValueError: no such engine
         if path is None:
             text, origin = _header(_name_text(name), policy), "<session>"
         else:
@@ -168,13 +202,9 @@ class Session:
         # Live events are numbered on from the file: line = line_base + revision.
         line_base = text.count("\n") + 1 - len(model.events)
         stack = ExitStack()
-        if engine == "reference":
-            held: Engine = ReferenceEngine(model)
-            held.apply(list(model.events))
-            return cls(LiveScenario(checker, held, line_base), stack)
         try:
-            database = _database(db, data_dir, stack)
-            held = stack.enter_context(closing(FalkorEngine.build(database, model)))
+            database = _database(db, data_dir, stack) if stored else None
+            held = stack.enter_context(closing(engines.build(engine, model, database)))
         except BaseException:
             stack.close()
             raise
@@ -211,15 +241,15 @@ class Session:
                 if stored is None:  # dropped between its creation and this read
                     raise LookupError(f"memory {label!r} was dropped while being created")
             # A process that lost the race to create the memory checks the policy too.
-            if not created and policy is not None and not _same_policy(policy, stored.policy):
+            if not created and policy is not None and not same_policy(policy, stored.policy):
                 raise TomError([Diagnostic(
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
             shard = database.shard(memory.memory_key(label))  # the memory's one shard
-            live = _attached(shard, stored)
+            live = attached(shard, stored)
             stack.enter_context(closing(live.engine))
-            agent_db = None
+            reader = EngineReader(live)
             if as_agent is not None:
                 if as_agent not in live.scenario.agents:
                     raise TomError([Diagnostic(
@@ -233,10 +263,11 @@ class Session:
                           if database.options.stale_reads else shard)
                 agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
+                reader = AgentReader(live, as_agent, agent_db)
         except BaseException:
             stack.close()
             raise
-        return cls(live, stack, label, as_agent, agent_db)
+        return cls(live, stack, label, reader)
 
     @classmethod
     def load(cls, name: str, path: Union[str, Path], *, db: Union[Database, str, None] = None,
@@ -265,7 +296,7 @@ class Session:
             if not memory.create(database, model, header):
                 raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
                                            "process meanwhile", None, f"memory {label}")])
-            live = _attached(database, memory.read(database, label))
+            live = attached(database, memory.read(database, label))
             stack.enter_context(closing(live.engine))
             if statements:
                 try:
@@ -283,54 +314,116 @@ class Session:
     def scenario(self) -> ScenarioModel:
         """The scenario so far: its agents, rooms, policy and events (for a session reading
         as an agent, only the events it witnessed, as `history()`)."""
-        if self.agent is not None:
-            return dataclasses.replace(self._live.scenario, events=self.history())
-        return self._live.scenario
+        self._caught_up()
+        return self._reader.scenario(self.history)
 
     @property
     def step(self) -> int:
-        """How many events have happened."""
+        """How many events have happened (as far as this session knows)."""
         with self._lock:
-            return self._live.step
+            return max(self._live.step, self._applied)
 
     @_serialised
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
         self._live.catch_up()
+        self._behind = False
+
+    def _caught_up(self) -> None:
+        """Refresh if this session's own writes through an applier are not taken in yet."""
+        if self._behind:
+            self.refresh()
 
     # ---------------------------------------------------------------- writing
 
     @_serialised
-    def apply(self, statements: Statements, after_step: Optional[int] = None) -> list[AnyEvent]:
+    def apply(self, statements: Statements, after_step: Optional[int] = None,
+              idempotency_key: Optional[str] = None) -> list[AnyEvent]:
         """Check, then commit, `statements` (.tom text, or AST statements): events, `agents`
         and `rooms` lines, in order; returns the events with their steps.
 
         `after_step`: the step this write expects to follow; if another writer got there
-        first, StaleWrite is raised and nothing is written. Raises TomError (bad input:
-        nothing written), AccessDenied (a session reading as an agent), StaleWrite,
-        DatabaseUnavailable."""
+        first, StaleWrite is raised and nothing is written. `idempotency_key` (a memory's):
+        the write's name, stored with each statement it commits; a write retried with the
+        same key applies only what did not commit and returns the original steps of the
+        rest (docs/storage.md, "Retries"). On a memory that `tomc serve` serves, the write
+        is submitted to the memory's applier (tomc/engine/applier.py). Raises TomError (bad
+        input: nothing written; E145, a memory dropped since attach), AccessDenied (a
+        session reading as an agent), StaleWrite, DatabaseUnavailable; an error after part
+        of a batch committed carries those events in `committed`."""
         self._writable()
-        text, parsed = _statements(statements)
+        text, parsed = statements_of(statements)
         if after_step is not None and (isinstance(after_step, bool)
                                        or not isinstance(after_step, int) or after_step < 0):
             raise TomError([Diagnostic("E143", f"after_step must be a step number, got "
                                        f"{after_step!r}", None, build.PATH)])
-        _refuse(parsed, text, self.memory is not None)
-        if self.memory is not None:
-            parsed = _stamped(parsed, self._live.checker.clock, _now())
+        if idempotency_key is not None and (not isinstance(idempotency_key, str)
+                                            or not idempotency_key):
+            raise TomError([Diagnostic("E143", f"idempotency_key must be non-empty text, got "
+                                       f"{idempotency_key!r}", None, build.PATH)])
+        refuse(parsed, text, self.memory is not None)
         try:
-            return self._live.apply(parsed, "<apply>", after_step)
+            if self.memory is None:
+                return self._live.apply(parsed, "<apply>", after_step)
+            key = idempotency_key or uuid.uuid4().hex
+            db = self._live.engine.db
+            if submit.serving(db.redis):
+                try:
+                    return self._submitted(text or "\n".join(format_statement(s)
+                                                              for s in parsed),
+                                           after_step, key,
+                                           any(isinstance(s, DECLARATIONS) for s in parsed))
+                except submit.NoApplier:
+                    pass  # withdrawn: nothing of it applied; write it here
+            done = writes.recorded(db, self.memory, key, len(parsed)) if idempotency_key \
+                else [None] * len(parsed)
+            return writes.write(self._live, self.memory, parsed, key, after_step, done)
         except DiagnosticError as err:
-            raise TomError(err.diagnostics, text) from None
+            error = TomError(err.diagnostics, text)
+            error.committed = getattr(err, "committed", [])
+            raise error from None
+
+    def _submitted(self, text: str, after_step: Optional[int], key: str,
+                   declares: bool) -> list[AnyEvent]:
+        """A write through the memory's applier: its events (taken in by catching up), or
+        its error raised as the embedded path raises it."""
+        engine = self._live.engine
+        reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
+                              incarnation=engine.incarnation[1])
+        error = reply.get("error")
+        if error is None and not declares:
+            # The applier's events, whole: this session's checker takes them in when it
+            # next reads (it is behind until then), not by replaying every writer's now.
+            self._behind = True
+            self._applied = max([self._applied, *(e["step"] for e in reply["events"])])
+            return [event_codec.load(e) for e in reply["whole"]]
+        if error is None or reply.get("committed"):
+            self._live.catch_up()
+        committed = [self._live.scenario.events[e["step"] - 1]
+                     for e in reply.get("committed", [])]
+        if error is None:
+            return [self._live.scenario.events[e["step"] - 1] for e in reply["events"]]
+        if error == "diagnostics":
+            found = TomError([_diagnostic(d) for d in reply["diagnostics"]], reply["text"])
+        elif error == "stale":
+            found = StaleWrite(reply["expected"], reply["actual"])
+        elif error == "replaced":
+            found = Replaced(reply["message"])
+        else:
+            found = DatabaseUnavailable(reply["message"])
+        found.committed = committed
+        raise found
 
     @_serialised
     def check(self, statements: Statements) -> list[Diagnostic]:
         """The diagnostics of `statements` (events, declarations or questions) after the
-        scenario so far, without applying anything: [] when they are valid."""
+        scenario so far, without applying anything: [] when they are valid, else errors,
+        or only warnings (W180) when they are valid but most likely misspelt."""
         try:
-            text, parsed = _statements(statements, "<check>")
+            text, parsed = statements_of(statements, "<check>")
         except TomError as err:
             return err.diagnostics
+        self._caught_up()
         clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
@@ -348,13 +441,13 @@ class Session:
         mark = checker.mark()
         try:
             checker.add(parsed, (*CHANGES, *QUESTIONS), text, "<check>")
+            return self._visible_warnings()
         except DiagnosticError as err:
             return err.diagnostics
         except ValueError as err:
             return [Diagnostic("E144", str(err), None, "<check>")]
         finally:
             checker.reset(mark)
-        return []
 
     @_serialised
     def check_each(self, statements: Sequence[ast.Node],
@@ -364,6 +457,7 @@ class Session:
         (default: all), without applying anything: [] for a statement that would apply.
         What `tomc extract` shows before writing: a candidate that fails does not hide the
         ones after it, and one that will not be written is not assumed by them."""
+        self._caught_up()
         checker = self._live.checker
         start = checker.mark()
         found: list[list[Diagnostic]] = []
@@ -459,9 +553,7 @@ class Session:
         return self.apply([statement])[0]
 
     def _writable(self) -> None:
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot write "
-                               "(attach without as_agent to record events)")
+        self._reader.writable()
 
     # ---------------------------------------------------------------- questions
 
@@ -475,9 +567,9 @@ class Session:
             line = question.strip()
             if not line.startswith(("ask ", "expect ")):
                 line = "ask " + line
-            text, parsed = _statements(line, "<ask>")
+            text, parsed = statements_of(line, "<ask>")
         else:
-            text, parsed = _statements(question, "<ask>")
+            text, parsed = statements_of(question, "<ask>")
         if len(parsed) != 1 or not isinstance(parsed[0], QUESTIONS):
             raise TomError([Diagnostic("E144", "ask takes exactly one ask or expect", None,
                                        "<ask>", hint="record events with apply()")], text)
@@ -485,7 +577,7 @@ class Session:
         # committed since this session's state (engine.answer_if_current); anything else
         # catches up first.
         direct = _DIRECT.get(type(parsed[0]))
-        fast = self.agent is None and direct is not None
+        fast = self._reader.direct and direct is not None
         if not fast:
             self.refresh()
         query = self._question(parsed, text, retry=fast)
@@ -496,20 +588,18 @@ class Session:
             self.refresh()
             query = self._question(parsed, text, retry=False)
         if isinstance(query, QueryModel):
-            return self._belief(query)
+            return self._reader.belief(query)
         if isinstance(query, ReadyQuery):
-            return self._ready(query)
-        if self.agent is not None:
-            if query.analysis == "context_for" and query.agents[0] == self.agent:
-                return analyses.answer(self._mind_view(), query)  # reads only its mind graph
-            raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
-                               "(believes / ask AGENT believes ...) and its context_for are "
-                               "answered")
-        return analyses.answer(self.view(), query)
+            return self._reader.ready(query)
+        if query.analysis == "search" and self.agent is not None:
+            # its own mind only, through its own user (Session.search)
+            return analyses.answer(self._mind_view(), query, self.search(query.search))
+        return self._reader.analysis(query, self.step)
 
     def _question(self, parsed: list, text: str, retry: bool):
         """The checked question; with `retry`, one that does not check is checked again
-        after taking in other writers' changes (it may name an agent they declared)."""
+        after taking in other writers' changes (it may name an agent they declared). Its
+        warnings go to `self.warnings` and are issued as TomWarning (TomError if strict)."""
         try:
             _, found = self._live.checker.add(parsed, QUESTIONS, text, "<ask>")
         except DiagnosticError as err:
@@ -517,28 +607,25 @@ class Session:
                 self.refresh()
                 return self._question(parsed, text, retry=False)
             raise TomError(err.diagnostics, text) from None
+        self.warnings = [dataclasses.replace(d, source=text) for d in self._visible_warnings()]
+        if self.warnings and self.strict:
+            raise TomError([dataclasses.replace(d, severity="error") for d in self.warnings],
+                           text)
+        for warning in self.warnings:
+            warnings.warn(TomWarning(warning.render(None)), stacklevel=4)
         return found[0]
 
-    def _belief(self, query: QueryModel) -> Answer:
-        if self.agent is None:
-            return self._live.engine.answer(query)
-        self._own_chain(query.chain)
-        engine = self._live.engine
-        return queries.answer(self._agent_db, engine.graphs, query, engine.owner_id(query))
+    def _visible_warnings(self) -> list[Diagnostic]:
+        """The last checked question's warnings; for a session reading as an agent,
+        computed from the events it witnessed only (the closest keys must not name a key
+        only another mind heard of)."""
+        checker = self._live.checker
+        return checker.warnings if self.agent is None else checker.warnings_for(self.agent)
 
-    def _ready(self, query: ReadyQuery) -> ReadyAnswer:
-        if self.agent is None:
-            return self._live.engine.ready(query)
-        self._own_chain(query.chain)
-        return queries.ready(self._agent_db, self._live.engine.graphs, query)
-
-    def _own_chain(self, chain: tuple[str, ...]) -> None:
-        """A session reading as an agent reads only chains that start with that agent."""
-        if not chain or chain[0] != self.agent:
-            asked = " > ".join(chain) or "the truth"
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
-                               f"{asked}'s beliefs, only chains that start with "
-                               f"{self.agent}")
+    def _mind_view(self) -> BeliefView:
+        """What this session may read now, as a view: every mind, or (reading as an agent)
+        its own mind through its own FalkorDB user."""
+        return self._reader.mind_view(self.scenario, self.step)
 
     @_bad_input
     def ready(self, procedure: str, *, for_: Union[str, Sequence[str], None] = None,
@@ -586,43 +673,29 @@ class Session:
             wanted = tuple(n.text for n in build.names(chain))
         except DiagnosticError as err:
             raise TomError(err.diagnostics) from None
-        if self.agent is not None and wanted[0] != self.agent:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
-                               f"{' > '.join(wanted)}'s beliefs, only chains that start with "
-                               f"{self.agent}")
+        self._reader.chain(wanted)
         self.refresh()
         if wanted not in set(self.scenario.chains()):
             raise TomError([Diagnostic(
                 "E130", f"no chain {' > '.join(wanted)} in this memory: agents are "
                 f"{', '.join(self.scenario.agents) or 'none yet'}, depth "
                 f"{self.scenario.policy.depth}", None, build.PATH)])
-        return sorted(self._mind_view(at_step).held([wanted]), key=lambda h: (h.key, h.value))
+        view = self._reader.mind_view(self.scenario, self._step_of(at_step))
+        return sorted(view.held([wanted]), key=lambda h: (h.key, h.value))
 
     @_serialised
     def history(self) -> list[AnyEvent]:
         """The events so far, in step order, each with its step, kind, .tom text and
         witnesses; a session reading as an agent sees the events it witnessed."""
         self.refresh()
-        events = list(self._live.scenario.events)
-        if self.agent is not None:
-            events = [e for e in events if self.agent in e.witnesses]
-        return events
+        return self._reader.events(list(self._live.scenario.events))
 
     @_serialised
     def view(self, at_step: Optional[int] = None) -> BeliefView:
         """The beliefs as they are now (or after step `at_step`, knowledge time: a replay),
         for the analyses in tomc/analysis/."""
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: no view of every mind")
-        return self._live.engine.view(self._step_of(at_step))
-
-    def _mind_view(self, at_step: Optional[int] = None) -> BeliefView:
-        """The view as of now (or `at_step`); for a session reading as an agent, through its
-        own user (chains that start with the agent only: the view reads nothing else)."""
-        if self.agent is None:
-            return self.view(at_step)
-        return GraphView(self._agent_db, self._live.engine.graphs, self.scenario,
-                         self._step_of(at_step))
+        self._caught_up()
+        return self._reader.view(self._step_of(at_step))
 
     def _step_of(self, at_step: Optional[int]) -> int:
         """`at_step` checked against the steps so far (now when None); TomError if out of
@@ -684,6 +757,61 @@ class Session:
         return self._analysis(ast.ContextFor(agent=build.name(agent),
                                              other=build.name(other)))
 
+    @_serialised
+    def describe(self) -> Description:
+        """What this memory has (docs/language.md, "Describe"): agents, rooms, sources with
+        their authority, procedures, the keys written so far (events, last step), policy
+        and depth; reading as an agent, only keys from events it witnessed."""
+        self.refresh()
+        return describe(self.scenario, self.step, self.agent)
+
+    @_serialised
+    def search(self, text: str, *, limit: int = DEFAULT_LIMIT) -> SearchResult:
+        """Versions (key, value, source) and events (.tom text) matching `text`, ranked
+        (docs/language.md, "Search"): each hit with its key, value, holder chain, step,
+        time, event and source. A session reading as an agent searches its own mind graph
+        only, through its read-only FalkorDB user (no truth, no events it might not have
+        witnessed)."""
+        if not isinstance(text, str) or isinstance(limit, bool) or not isinstance(limit, int) \
+                or limit < 1:
+            raise TomError([Diagnostic("E143", f"search takes text and a limit of at least 1, "
+                                       f"got {text!r}, {limit!r}", None, build.PATH)])
+        self.refresh()
+        engine = self._live.engine
+        minds = [self.agent] if self.agent is not None else list(self.scenario.agents)
+        everything = self.agent is None
+        if isinstance(engine, FalkorEngine) and not everything:  # the agent's user cannot
+            search_index.ensure(engine.db, engine.graphs, minds, world=False)
+        return search(self._mind_view(), text, minds, truth=everything, events=everything,
+                      limit=limit)
+
+    def who_knows_best(self, topic: str) -> Ranking:
+        """`ask who_knows_best "TOPIC"`: agents ranked by the true values about the topic
+        that name them, their authorship, and what they hold (docs/language.md, "Who knows
+        best"); ties are said in `.ties`."""
+        if not isinstance(topic, str):
+            raise TomError([Diagnostic("E143", f"topic must be text, got {topic!r}", None,
+                                       build.PATH)])
+        return self._analysis(ast.WhoKnowsBest(text=topic))
+
+    @_bad_input
+    def open_tasks(self, chain: Union[str, Sequence[str], None] = None) -> OpenTasksAnswer:
+        """`ask open_tasks [for CHAIN]`: the tasks the truth (or `chain`) believes open,
+        each claimed or not, with findings (docs/language.md, "Open tasks"). A session
+        reading as an agent asks for chains that start with it."""
+        names = build.names(chain) if chain is not None else []
+        return self._analysis(ast.OpenTasks(chain=names))
+
+    @_bad_input
+    def about(self, subject: str, *, for_: Union[str, Sequence[str], None] = None,
+              within: int = 2) -> AboutAnswer:
+        """`ask about SUBJECT [for CHAIN] within N`: the facts held within N links
+        (values `"@NAME"`) of a subject, each with its path, source and step (docs/
+        language.md, "Links")."""
+        chain = build.names(for_) if for_ is not None else []
+        return self._analysis(ast.About(subject=build.name(subject, "subject"), chain=chain,
+                                        within=within))
+
     def _ask(self, question: ast.Node):
         return self.ask(question)
 
@@ -700,9 +828,7 @@ class Session:
         if self.memory is None:
             raise ValueError("export is for memories (Session.attach); a file session's "
                              "scenario is its file")
-        if self.agent is not None:
-            raise AccessDenied(f"this session reads as {self.agent}: it cannot export "
-                               "every mind")
+        self._reader.whole("it cannot export every mind")
         engine = self._live.engine
         stored = memory.read(engine.db, self.memory)
         if stored is None:
@@ -724,7 +850,7 @@ class Session:
 # ---------------------------------------------------------------- helpers
 
 
-def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
+def statements_of(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
     """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise.
     `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
     if isinstance(statements, str):
@@ -747,7 +873,7 @@ def _statements(statements: Statements, origin: str = "<apply>") -> tuple[str, l
         None, build.PATH, hint='e.g. "Maya enters chat"')])
 
 
-def _refuse(parsed: list, text: str, in_memory: bool) -> None:
+def refuse(parsed: list, text: str, in_memory: bool) -> None:
     """TomError (E144) for the first statement `apply` does not take: questions, clock
     lines, procedures, and in a memory peeks and distractions."""
     refused = [s for s in parsed if not isinstance(s, CHANGES) or isinstance(s, ast.Clock)
@@ -803,27 +929,18 @@ def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tup
     return header, statements
 
 
-def _now() -> str:
-    """The time now, canonical (UTC, to the second): when a claim is applied to a memory."""
-    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+def _diagnostic(found: dict) -> Diagnostic:
+    """A diagnostic as an applier's reply carries it (tomc/engine/applier.py)."""
+    span = ast.Span(**found["span"]) if found.get("span") else None
+    return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))
 
 
-def _stamped(statements: list, clock: Optional[str], now: str) -> list:
-    """`statements` for a memory, with `clock NOW` before the first claim (or ending) that
-    nothing before it in the same call gave a time: a claim's `at` is when its source
-    published it, so without this its event would take the time of the memory's previous
-    timed event, and "what did we know on D" would count it too early (docs/storage.md,
-    "Time"). Not when the clock is already at or after now (times never go back)."""
-    out: list = []
-    timed = False
-    for statement in statements:
-        if isinstance(statement, (ast.Claim, ast.EndedClaim)) and not timed:
-            if clock is None or now > clock:
-                out.append(ast.Clock(time=now))
-            timed = True
-        timed = timed or (isinstance(statement, ast.Timed) and statement.at is not None)
-        out.append(statement)
-    return out
+def create_memory(db: Database, name: str, policy: Optional[str]) -> bool:
+    """Create memory `name` with `policy` (default `default`) unless it exists; True if this
+    call created it. Raises TomError (a bad policy)."""
+    header = _header(_name_text(name), policy or "default", inline=True)
+    model = _checker(header, f"memory {name}").scenario
+    return memory.create(db, model, header)
 
 
 def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
@@ -832,8 +949,8 @@ def check_new_memory(name: str, statements: Statements, policy: Optional[str] = 
     memory, so that bad input creates nothing. Touches no database."""
     header = _header(_name_text(name), policy or "default", inline=True)
     checker = _checker(header, f"memory {name}")
-    text, parsed = _statements(statements)
-    _refuse(parsed, text, in_memory=True)
+    text, parsed = statements_of(statements)
+    refuse(parsed, text, in_memory=True)
     try:
         checker.add(parsed, CHANGES, text, "<apply>")
     except DiagnosticError as err:
@@ -895,7 +1012,7 @@ def _header(name: str, policy: str, inline: bool = False) -> str:
                                        ast.Scenario(name=ast.Name(text=name))]))
 
 
-def _same_policy(asked: str, stored: str) -> bool:
+def same_policy(asked: str, stored: str) -> bool:
     """Whether `policy=` given to attach names the memory's policy (by name, or a file
     defining a policy of that name)."""
     if not asked.endswith(".tom"):
@@ -907,7 +1024,7 @@ def _same_policy(asked: str, stored: str) -> bool:
     return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
 
 
-def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
+def attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
     undone, then every applied statement replayed through the checker."""
     checker = _checker(stored.header, f"memory {stored.name}")
@@ -915,6 +1032,7 @@ def _attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
     recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
+    engine.incarnation = memory.incarnation(db, stored.name)
     live = LiveScenario(checker, engine)
     live.catch_up()
     return live

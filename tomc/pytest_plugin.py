@@ -111,12 +111,13 @@ class TomScenario(pytest.Collector):
     def answers(self):
         """The scenario's answers in query order; raises TomError if the run failed."""
         if self._run is None and self._error is None:
+            from tomc.engine import factory as engines
             from tomc.runner import run_scenario
             from tomc.runtime.errors import DatabaseUnavailable
 
             engine = self.config.getoption("tom_engine")
             try:
-                db = _database(self.config) if engine == "falkordb" else None
+                db = _database(self.config) if engines.stored(engine) else None
                 self._run = run_scenario(self.scenario, engine, db, keep=False)
             except DatabaseUnavailable as err:
                 where = f"{self.scenario.path}:{err.origin[0]}: " if err.origin else ""

@@ -21,8 +21,7 @@ from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.dsl.program import AnalysisQuery, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import EngineName
-from tomc.engine.falkordb import FalkorEngine
-from tomc.engine.reference import ReferenceEngine
+from tomc.engine import factory as engines
 from tomc.readiness import ReadyAnswer
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
@@ -69,26 +68,16 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
     """
     answers = _Answers(scenario)
     checkpoints = {q.step for q in scenario.queries if _needs_state(q)}
-    if engine == "reference":
-        held = ReferenceEngine(scenario)
-        answers.at_step(0, lambda: held.view(0))
-        for event in scenario.events:
-            held.apply([event])
-            if event.step in checkpoints:
-                answers.at_step(event.step, lambda: held.view(event.step))
-        stats = None
-    else:
-        held = FalkorEngine.build(db, scenario, checkpoints, lambda step, live: (
-            answers.at_step(step, lambda: live.view(step))))
-        stats = held.stats
-    if keep or engine == "reference":
+    held = engines.build(engine, scenario, db, checkpoints, lambda step, live: (
+        answers.at_step(step, lambda: live.view(step))))
+    if keep or not engines.stored(engine):  # nothing stored: nothing to drop
         answers.after(held.view, held.answer_all, held.ready)
-        return ScenarioRun(scenario, answers.in_order(), stats, view_at=held.view)
+        return ScenarioRun(scenario, answers.in_order(), held.stats, view_at=held.view)
     try:
         answers.after(held.view, held.answer_all, held.ready)
     finally:  # a failed answer leaves nothing behind either
         held.drop()
-    return ScenarioRun(scenario, answers.in_order(), stats)
+    return ScenarioRun(scenario, answers.in_order(), held.stats)
 
 
 class _Answers:

@@ -16,12 +16,16 @@ from tomc.analysis.context import Context, context_for
 from tomc.analysis.explain import Explanation, explain
 from tomc.analysis.false_beliefs import FalseBeliefs, false_beliefs
 from tomc.analysis.handoff import HandoffReceipt, handoff
+from tomc.analysis.about import About, about
+from tomc.analysis.best import Ranking, who_knows_best
+from tomc.analysis.tasks import OpenTasks, open_tasks
+from tomc.analysis.search import SearchResult, search
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows, who_knows
 from tomc.dsl.program import AnalysisQuery
 
 Result = Union[FalseBeliefs, WhoKnows, HandoffReceipt, CommonGround, Explanation,
-               AnnouncementPlan, Context]
+               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks, About]
 
 
 def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
@@ -41,6 +45,14 @@ def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
             return plan_announcements(view, query.key, query.agents[0])
         case "context_for":
             return context_for(view, *query.agents)
+        case "about":
+            return about(view, query.search, query.chain, query.depth)
+        case "open_tasks":
+            return open_tasks(view, query.chain)
+        case "who_knows_best":
+            return who_knows_best(view, query.search)
+        case "search":  # every mind, the truth and the events (an agent: Session.ask)
+            return search(view, query.search, view.scenario.agents, truth=True, events=True)
     raise ValueError(f"unknown analysis {query.analysis!r}")
 
 
@@ -78,7 +90,8 @@ class AnalysisAnswer:
 def same_analysis(query: AnalysisQuery) -> tuple:
     """What identifies an analysis's result: queries with the same one share it (several
     expectations about one handoff, one plan) and it is computed once."""
-    return (query.analysis, query.step, query.depth, query.key, query.chain, query.agents)
+    return (query.analysis, query.step, query.depth, query.key, query.chain, query.agents,
+            query.search)
 
 
 def answer(view: BeliefView, query: AnalysisQuery,

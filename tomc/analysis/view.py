@@ -37,6 +37,15 @@ class BeliefView(Protocol):
         hearing of the value, then by that teller's first hearing, ..., as long as the steps
         go back and no agent repeats (tomc/analysis/explain.py)."""
 
+    def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
+        """The versions, held by `step` (current or closed), of every chain of the mind
+        graphs of `minds` (and of the truth, if `truth`) whose words (key, value, source:
+        tomc/search_text.py) match one of `terms`, each once per chain that stores it;
+        without rivals (docs/language.md, "Search")."""
+
+    def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
+        """The events of steps 1..`step` whose .tom text's words match one of `terms`."""
+
     def simulate(self, events: Sequence[AnyEvent]) -> AbstractContextManager["BeliefView"]:
         """A view of the beliefs after `events` (numbered from `step` + 1) are applied to a
         copy of this state; the copy is dropped when the block ends. The view must be of the

@@ -6,20 +6,22 @@ from pathlib import Path
 
 import typer
 
-from tomc.cli.common import (EXIT_BAD_INPUT, EXIT_OK, JSON_OPTION, check_all, diagnostics_json,
-                             emit_json, expand)
+from tomc.cli.common import (EXIT_BAD_INPUT, EXIT_OK, JSON_OPTION, STRICT_OPTION, check_all,
+                             diagnostics_json, emit_json, expand)
 from tomc.cli.formats import FORMAT_OPTION, Finding, OutputFormat, emit, from_diagnostic
 
 
 def check(files: list[Path] = typer.Argument(..., help=".tom files to check (a folder means "
                                              "every .tom file below it)."),
-          json_output: bool = JSON_OPTION, output: OutputFormat = FORMAT_OPTION) -> None:
+          json_output: bool = JSON_OPTION, output: OutputFormat = FORMAT_OPTION,
+          strict: bool = STRICT_OPTION) -> None:
     """Parse and check files without running them. Diagnostics read
     `file:line:col: error[CODE]: message` (codes: docs/diagnostics.md). Exit 0 if all
-    files are valid, 2 otherwise."""
+    files are valid (warnings allowed, unless `--strict`), 2 otherwise."""
     if json_output:
         output = OutputFormat.json
-    results = check_all(expand(files), quiet_json=output != OutputFormat.text)
+    results = check_all(expand(files), quiet_json=output != OutputFormat.text,
+                        strict=strict)
     ok = all(r.ok for r in results)
     if output == OutputFormat.json:
         emit_json({"ok": ok, "files": [{"path": r.path, "ok": r.ok,

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from enum import Enum
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional
 
 import redis
 import typer
 
-from tomc.cli.formats import emit, from_diagnostic
-from tomc.cli.terminal import RunProgress
-from tomc.dsl.checker import CheckResult, check_file
-from tomc.dsl.program import ScenarioModel
-from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
+
+if TYPE_CHECKING:  # the checker and runner are imported where used: `tomc memory apply`
+    # through an applier must start without the compiler (tomc/runtime/submit.py)
+    from tomc.dsl.checker import CheckResult
+    from tomc.dsl.diagnostics import Diagnostic
+    from tomc.dsl.program import ScenarioModel
+    from tomc.runner import ScenarioRun
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NO_DATABASE = 0, 1, 2, 3
 
@@ -41,6 +44,11 @@ KEEP_OPTION = typer.Option(False, "--keep-graphs",
                                 "any size runs in bounded server memory.")
 
 
+STRICT_OPTION = typer.Option(False, "--strict", envvar="TOMC_STRICT",
+                             help="Warnings are errors (exit 2): for CI, where a question about "
+                                  "a key no event wrote (W180) is a misspelling to fix.")
+
+
 class EngineChoice(str, Enum):
     """The engines a run may use (tomc/runner.py)."""
 
@@ -53,9 +61,17 @@ ENGINE_OPTION = typer.Option(
     help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
 
 
-def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
-    """Check every file; print diagnostics to stderr (unless JSON output is wanted)."""
+def check_all(files: list[Path], quiet_json: bool = False,
+              strict: bool = False) -> list[CheckResult]:
+    """Check every file; print diagnostics to stderr (unless JSON output is wanted). With
+    `strict`, warnings count as errors (the file is not run)."""
+    from tomc.dsl.checker import check_file
     results = [check_file(f) for f in files]
+    if strict:
+        for result in results:
+            result.diagnostics = [strictly(d) for d in result.diagnostics]
+            if not result.ok:
+                result.scenarios = []
     if not quiet_json:
         for result in results:
             for diagnostic in result.diagnostics:
@@ -63,6 +79,11 @@ def check_all(files: list[Path], quiet_json: bool = False) -> list[CheckResult]:
             if result.suppressed:
                 typer.echo(f"{result.path}: {result.suppressed} more errors not shown", err=True)
     return results
+
+
+def strictly(diagnostic: Diagnostic) -> Diagnostic:
+    """`diagnostic`, a warning turned error (`--strict`, TOMC_STRICT)."""
+    return dataclasses.replace(diagnostic, severity="error")
 
 
 def diagnostics_json(results: list[CheckResult]) -> list[dict]:
@@ -148,18 +169,20 @@ def expand(paths: list[Path]) -> list[Path]:
 def run_files(files: list[Path], json_output: bool, engine: EngineChoice, url: Optional[str],
               data: Optional[Path], output: Optional[str] = None,
               select: Optional[Callable[[ScenarioModel], bool]] = None,
-              keep: bool = False) -> list[ScenarioRun]:
+              keep: bool = False, strict: bool = False) -> list[ScenarioRun]:
     """Check every file, then run every scenario (those `select` keeps) on `engine`; exits 2
     on bad input (with the diagnostics, as JSON or in `output`'s format when asked) and 3
     when FalkorDB is unavailable (at the .tom line of the statement that failed, if one
-    did). Each scenario's graphs are dropped once it is answered unless `keep`. On a
-    terminal, a run over a second shows a progress bar."""
+    did). Each scenario's graphs are dropped once it is answered unless `keep`; with
+    `strict`, warnings are errors. On a terminal, a run over a second shows a progress
+    bar."""
     output = "json" if json_output else (output or "text")
-    results = check_all(expand(files), quiet_json=output != "text")
+    results = check_all(expand(files), quiet_json=output != "text", strict=strict)
     if not all(r.ok for r in results):
         if output == "json":
             emit_json({"diagnostics": diagnostics_json(results)})
         elif output != "text":
+            from tomc.cli.formats import emit, from_diagnostic
             errors = sum(1 for r in results for d in r.diagnostics if d.severity == "error")
             emit([from_diagnostic(d) for r in results for d in r.diagnostics], output,
                  f"{errors} error(s) in {len(results)} file(s): nothing was run")
@@ -178,10 +201,13 @@ def run_models(scenarios: list[ScenarioModel], engine: EngineChoice, url: Option
     """Run checked scenarios on `engine`; exits 3 when FalkorDB is unavailable, at the .tom
     line of the statement that failed (`sources` maps a path to its text, to show it).
     Each scenario's graphs are dropped once it is answered unless `keep` (runner.py)."""
+    from tomc.cli.terminal import RunProgress
+    from tomc.engine import factory as engines
+    from tomc.runner import run_scenario
     runs = []
     with contextlib.ExitStack() as stack:
         conn = None
-        if engine != EngineChoice.reference:
+        if engines.stored(engine.value):
             conn = stack.enter_context(database(url, data, output == "json"))
         progress = stack.enter_context(RunProgress(len(scenarios), enabled=output == "text"))
         for scenario in scenarios:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from tomc.engine import factory as engines
 from tomc.analysis.view import chain_text
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
                              JSON_OPTION, EngineChoice, check_all, database, diagnostics_json,
@@ -60,7 +61,7 @@ def diff(paths: Optional[list[Path]] = typer.Argument(
     if not paths and not search_n:
         _bad("name scenario files or folders, or ask for --search N", json_output)
     pairs, rejected = _checked_pairs(expand(paths or []), refs, json_output)
-    connection = (database(db, data, json_output) if engine == EngineChoice.falkordb and pairs
+    connection = (database(db, data, json_output) if engines.stored(engine.value) and pairs
                   else nullcontext(None))
     with connection as conn:
         diffs = [compare(outcome(sa, engine.value, conn), outcome(sb, engine.value, conn))

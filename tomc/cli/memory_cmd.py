@@ -9,22 +9,25 @@ unavailable), plus 4 when an agent (`--as`) asks about another mind or tries to 
 from __future__ import annotations
 
 import sys
+import uuid
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import typer
 
-from tomc.api import Session, TomError, check_new_memory
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK,
-                             JSON_OPTION, STALE_OPTION, WAIT_OPTION, database,
-                             emit_json, fail, with_options)
-from tomc.cli.report import render_run
-from tomc.review.html import render_page, report_data
-from tomc.engine import memory
-from tomc.runner import ScenarioRun
-from tomc.runtime import acl
-from tomc.runtime.errors import AccessDenied, StaleWrite
+from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED,
+                             EXIT_NO_DATABASE, EXIT_OK, JSON_OPTION, STALE_OPTION, STRICT_OPTION,
+                             WAIT_OPTION, database, emit_json, fail, with_options)
+from tomc.runtime import submit
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+
+if TYPE_CHECKING:
+    from tomc.api import Session
+
+# The API, the compiler and the checker are imported where used: `tomc memory apply` to a
+# memory an applier serves is a thin client (tomc/runtime/submit.py) and starts without them.
 
 EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
 
@@ -42,6 +45,8 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     """The memory attached, with every error of the API mapped to its exit code. `first`:
     the statements a new memory is created for, checked before it is: bad input creates
     nothing."""
+    from tomc.api import Session, TomError, check_new_memory
+    from tomc.engine import memory
     with database(db, data, json_output, interactive=True) as conn:
         try:
             if create and first is not None and memory.read(conn, name) is None:
@@ -57,6 +62,7 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
         except AccessDenied as err:
             fail(f"access denied: {err}", EXIT_ACCESS_DENIED, json_output)
         except StaleWrite as err:
+            _committed(err.committed, json_output)
             fail(f"stale write: {err}", EXIT_STALE, json_output)
 
 
@@ -77,28 +83,89 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
           after_step: Optional[int] = typer.Option(
               None, "--after-step", min=0, help="Refuse (exit 6, nothing written) unless the "
                                                 "memory is at this step."),
+          key: Optional[str] = typer.Option(
+              None, "--key", help="Idempotency key: run again with the same key after a "
+                                  "failure, and what committed is not applied twice "
+                                  "(default: a new one)."),
           as_agent: Optional[str] = AS_OPTION,
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           wait_replicas: int = WAIT_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """Check, then record, statements in memory NAME, each event at the next step. All are
     checked before any is written: on bad input nothing is (exit 2), and a new memory is
-    not created. Each statement is its
-    own transaction: see docs/storage.md, "Limits", for a batch racing another writer."""
+    not created. On a server `tomc serve` runs, the memory's applier commits them (in one
+    transaction); otherwise each statement is its own transaction: see docs/storage.md,
+    "Limits". A failure after part of the batch committed prints what did; rerun with the
+    same --key to apply only the rest."""
     text = _text(statements)
     db = with_options(db, wait_replicas, False)
+    if key is not None and not key:
+        fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
+    with database(db, data, json_output, interactive=True) as conn:
+        if as_agent is None and submit.serving(conn.redis):
+            try:
+                reply = submit.submit(conn.redis, name, text, key or uuid.uuid4().hex,
+                                      after_step, create=policy or "default", policy=policy)
+            except submit.NoApplier:
+                reply = None  # withdrawn, nothing applied: write it here
+            except DatabaseUnavailable as err:
+                fail(f"FalkorDB unavailable: {err}", EXIT_NO_DATABASE, json_output)
+            if reply is not None:
+                _replied(name, reply, json_output)
     with _session(name, db, data, json_output, policy, as_agent, create=as_agent is None,
                   first=text) as s:
-        events = s.apply(text, after_step=after_step)
+        try:
+            events = s.apply(text, after_step=after_step, idempotency_key=key)
+        except DatabaseUnavailable as err:
+            _committed(err.committed, json_output)
+            raise
+        except Exception as err:  # TomError, StaleWrite: `_session` maps them
+            _committed(getattr(err, "committed", []), json_output)
+            raise
         if json_output:
             emit_json({"memory": s.memory, "step": s.step,
                        "events": [_event_json(e) for e in events]})
         else:
             for e in events:
-                typer.echo(f"step {e.step}: {e.text}   [witnesses: "
-                           f"{', '.join(sorted(e.witnesses)) or 'none'}]")
+                typer.echo(_event_line(e.step, e.text, e.witnesses))
             typer.echo(f"memory {s.memory} at step {s.step}")
     raise typer.Exit(EXIT_OK)
+
+
+def _replied(name: str, reply: dict, json_output: bool) -> None:
+    """Print an applier's reply (tomc/runtime/submit.py) and exit with its code."""
+    error = reply.get("error")
+    if error is None:
+        if json_output:
+            emit_json({"memory": name, "step": reply["step"], "events": reply["events"]})
+        else:
+            for e in reply["events"]:
+                typer.echo(_event_line(e["step"], e["text"], e["witnesses"]))
+            typer.echo(f"memory {name} at step {reply['step']}")
+        raise typer.Exit(EXIT_OK)
+    _committed(reply.get("committed", []), json_output)
+    code, prefix = {"diagnostics": (EXIT_BAD_INPUT, "bad input:\n"),
+                    "stale": (EXIT_STALE, "stale write: "),
+                    "replaced": (EXIT_BAD_INPUT, ""),
+                    "no_memory": (EXIT_BAD_INPUT, "")}.get(error, (EXIT_NO_DATABASE,
+                                                                    "FalkorDB unavailable: "))
+    if error == "no_memory":
+        reply["message"] += " (`tomc memory list` lists them; `tomc memory apply` creates one)"
+    fail(prefix + reply["message"], code, json_output)
+
+
+def _committed(events: list, json_output: bool) -> None:
+    """On stderr: the events of a failed batch that did commit (docs/storage.md,
+    "Retries"), as events or as the dicts of an applier's reply."""
+    for e in [] if json_output else events:
+        step, text, witnesses = (e["step"], e["text"], e["witnesses"]) if isinstance(e, dict) \
+            else (e.step, e.text, e.witnesses)
+        typer.echo("committed before the failure: " + _event_line(step, text, witnesses),
+                   err=True)
+
+
+def _event_line(step: int, text: str, witnesses) -> str:
+    return f"step {step}: {text}   [witnesses: {', '.join(sorted(witnesses)) or 'none'}]"
 
 
 @app.command("ask")
@@ -110,25 +177,78 @@ def ask(name: str = typer.Argument(..., help="The memory."),
         as_agent: Optional[str] = AS_OPTION,
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
         stale_reads: bool = STALE_OPTION,
-        json_output: bool = JSON_OPTION) -> None:
-    """Answer questions from the memory as it is now, as `tomc run` prints them. Exit 0, or
-    1 when an `expect` does not hold, 4 when `--as` asks about another mind."""
+        json_output: bool = JSON_OPTION, strict: bool = STRICT_OPTION) -> None:
+    """Answer questions from the memory as it is now, as `tomc run` prints them. A question
+    about a key no event wrote gets a warning (W180) on stderr, an error with `--strict`.
+    Exit 0, or 1 when an `expect` does not hold, 2 on bad input, 4 when `--as` asks about
+    another mind."""
+    from tomc.api import TomWarning
+    from tomc.cli.report import render_run
+    from tomc.runner import ScenarioRun
     db = with_options(db, 0, stale_reads)
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
-        answers = [s.ask(q) for q in questions]
+        s.strict = s.strict or strict
+        answers, found = [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TomWarning)  # printed below, as diagnostics
+            for question in questions:
+                answers.append(s.ask(question))
+                found += s.warnings
+                for warning in s.warnings:
+                    typer.echo(warning.render(None), err=True)
         run = ScenarioRun(s.scenario, answers)
         if json_output:
             emit_json({"memory": s.memory, "step": s.step,
-                       "answers": [a.to_json() for a in answers]})
+                       "answers": [a.to_json() for a in answers],
+                       "warnings": [w.to_json() for w in found]})
         else:
             typer.echo(render_run(run))
     raise typer.Exit(EXIT_FAILED if run.failed else EXIT_OK)
+
+
+@app.command("search")
+def search(name: str = typer.Argument(..., help="The memory."),
+           text: str = typer.Argument(..., help="What to look for, in words: 'payments "
+                                                "outage'. Each word also finds longer words "
+                                                "it starts (`pay` finds `payments`)."),
+           limit: int = typer.Option(20, "--limit", min=1, help="Show the best N hits."),
+           as_agent: Optional[str] = AS_OPTION,
+           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+           json_output: bool = JSON_OPTION) -> None:
+    """Search keys, values, sources and events' text, ranked: each hit with its key, value,
+    holder chain, step, time and source (docs/language.md, "Search"). With `--as`, only
+    that agent's own mind."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.search(text, limit=limit)
+        if json_output:
+            emit_json({"memory": s.memory, "step": s.step, **found.to_json()})
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("describe")
+def describe_(name: str = typer.Argument(..., help="The memory."),
+              as_agent: Optional[str] = AS_OPTION,
+              db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+              json_output: bool = JSON_OPTION) -> None:
+    """What the memory has: agents, rooms, sources with authority, procedures, keys written
+    so far (how many events, last step), policy and depth. With `--as`, only keys from
+    events that agent witnessed."""
+    with _session(name, db, data, json_output, as_agent=as_agent) as s:
+        found = s.describe()
+        if json_output:
+            emit_json(found.to_json())
+        else:
+            typer.echo("\n".join(found.lines()))
+    raise typer.Exit(EXIT_OK)
 
 
 @app.command("list")
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
+    from tomc.engine import memory
     with database(db, data, json_output, interactive=True) as conn:
         found = [{"name": m.name, "policy": m.policy, "step": m.step,
                   "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
@@ -175,6 +295,7 @@ def import_(name: str = typer.Argument(..., help="The new memory."),
     event, at the times the file states (its expect/ask lines are not kept). The file is
     checked whole first: on bad input nothing is written (exit 2). A memory NAME that
     exists is refused (exit 2) unless --replace."""
+    from tomc.api import Session, TomError
     with database(db, data, json_output, interactive=True) as conn:
         try:
             with Session.load(name, file, db=conn, scenario=scenario, replace=replace) as s:
@@ -201,6 +322,8 @@ def report(name: str = typer.Argument(..., help="The memory."),
     the timeline with what each event changed, each key's grid (most disagreed-about
     first), the claims on both clocks. Readiness: every procedure of the policy, for the
     truth and for each agent."""
+    from tomc.review.html import render_page, report_data
+    from tomc.runner import ScenarioRun
     with _session(name, db, data, json_output) as s:
         s.refresh()
         scenario = s.scenario
@@ -225,6 +348,7 @@ def drop(name: str = typer.Argument(..., help="The memory."),
          json_output: bool = JSON_OPTION) -> None:
     """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
     there is no such memory."""
+    from tomc.engine import memory
     with database(db, data, json_output, interactive=True) as conn:
         dropped = memory.drop(conn, name)
     if not dropped:
@@ -245,6 +369,7 @@ def migrate(names: Optional[list[str]] = typer.Argument(
     `tomem:{NAME}:...`, each in one transaction (docs/deployment.md, "Upgrading"). Attaching
     to such a memory migrates it too. Run it on the single server, before moving to a
     cluster."""
+    from tomc.engine import memory
     with database(db, data, json_output) as conn:
         migrated = [n for n in (names or memory.legacy_names(conn)) if memory.migrate(conn, n)]
     if json_output:
@@ -266,6 +391,8 @@ def grant(names: Optional[list[str]] = typer.Argument(
     """Check the agents' FalkorDB users (tomc/runtime/acl.py) on every node: the server, or
     every master and replica of a cluster (after adding a node, a failover, or a restart
     without an ACL file). Exit 1 when some are missing and --sync was not given."""
+    from tomc.engine import memory
+    from tomc.runtime import acl
     with database(db, data, json_output) as conn:
         chosen = names or [m.name for m in memory.stored(conn)]
         wrong = {n: acl.reconcile(conn, memory.memory_graphs(n), fix=sync) for n in chosen}

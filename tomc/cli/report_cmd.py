@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from pathlib import Path
 from typing import Optional
 
@@ -11,6 +13,7 @@ import typer
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_BAD_INPUT,
                              EXIT_FAILED, EXIT_OK, JSON_OPTION, EngineChoice, check_all,
                              database, diagnostics_json, emit_json, fail)
+from tomc.engine import factory as engines
 from tomc.review.html import render_page, report_data
 from tomc.runner import run_scenario
 
@@ -38,13 +41,12 @@ def report(file: Path = typer.Argument(..., help="A .tom file with scenarios."),
     if target.exists() and target.is_dir():
         fail(f"{target} is a folder: name an .html file with -o", EXIT_BAD_INPUT, json_output)
     scenarios = results[0].scenarios
-    if engine == EngineChoice.reference:
-        pages = [report_data(run_scenario(s, "reference"), engine.value) for s in scenarios]
-    else:
-        with database(db, data, json_output) as conn:
-            # Each run is read before the next one starts.
-            pages = [report_data(run_scenario(s, "falkordb", conn), engine.value)
-                     for s in scenarios]
+    connection = database(db, data, json_output) if engines.stored(engine.value) \
+        else nullcontext(None)
+    with connection as conn:
+        # Each run is read before the next one starts.
+        pages = [report_data(run_scenario(s, engine.value, conn), engine.value)
+                 for s in scenarios]
     try:
         target.write_text(render_page(str(file), engine.value, pages), encoding="utf-8")
     except OSError as err:

@@ -1,5 +1,6 @@
 """`tomc serve --data DIR`: the embedded FalkorDB as a long-lived server that several
-processes share (docs/storage.md)."""
+processes share, and the appliers that commit what they write to its memories, one per
+memory (tomc/engine/applier.py; docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -42,10 +43,11 @@ def serve(data: Optional[Path] = typer.Option(
           ) -> None:
     """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
     once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
-    tomc command, Session.attach or `tomc mcp`. Persistence: AOF (`--fsync`), agents' users
-    in DATA/users.acl. Every query is bounded in time and memory (`--query-timeout`,
-    `--query-memory`; docs/security.md). The folder is kept private (700, files 600).
-    Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
+    tomc command, Session.attach or `tomc mcp`. Writes to memories go through one applier
+    per memory, run here (group commit; docs/storage.md, "The applier"). Persistence: AOF
+    (`--fsync`), agents' users in DATA/users.acl. Every query is bounded in time and memory
+    (`--query-timeout`, `--query-memory`; docs/security.md). The folder is kept private
+    (700, files 600). Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
     if fsync not in FSYNC_MODES:
         fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
     folder = data or default_data_dir()
@@ -61,7 +63,9 @@ def serve(data: Optional[Path] = typer.Option(
     stopped = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopped.set())
+    appliers = None
     try:
+        appliers = _appliers(server, stopped)
         server.announce()
         where = f"unix://{server.socket_path}" + (f" and redis://{host}:{port}" if port
                                                   else "")
@@ -76,6 +80,9 @@ def serve(data: Optional[Path] = typer.Option(
                 fail(f"FalkorDB exited (code {server.process.returncode}); see "
                      f"{server.data_dir / 'redis.log'}", EXIT_NO_DATABASE)
     finally:
+        stopped.set()
+        if appliers is not None:
+            appliers.join(timeout=10)
         server.stop()
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
@@ -83,3 +90,22 @@ def serve(data: Optional[Path] = typer.Option(
 
 def _bound(value: float, unit: str) -> str:
     return "no limit" if not value else f"{value:g}{unit}"
+
+
+def _appliers(server: EmbeddedServer, stop: threading.Event) -> threading.Thread:
+    """The thread that runs one applier per memory written to (tomc/engine/applier.py)
+    until `stop`: writers submit to it instead of committing themselves."""
+    from tomc.engine.applier import serve_appliers
+    from tomc.runtime.connection import from_socket
+
+    db = from_socket(server.socket_path, password=server.secret)
+
+    def run() -> None:
+        try:
+            serve_appliers(db, stop)
+        finally:
+            db.close()
+
+    thread = threading.Thread(target=run, name="appliers", daemon=True)
+    thread.start()
+    return thread

@@ -10,8 +10,8 @@ from typing import Optional
 import typer
 
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_BAD_INPUT,
-                             EXIT_FAILED, EXIT_OK, JSON_OPTION, KEEP_OPTION, EngineChoice,
-                             emit_json, run_files)
+                             EXIT_FAILED, EXIT_OK, JSON_OPTION, KEEP_OPTION, STRICT_OPTION,
+                             EngineChoice, emit_json, run_files)
 from tomc.cli.formats import (EXPECT_RULE, FORMAT_OPTION, Finding, OutputFormat, emit,
                               junit_tree)
 from tomc.cli.report import render_run, summary_line
@@ -80,14 +80,15 @@ def test(paths: list[Path] = typer.Argument(..., help=".tom files or folders hol
              None, "-k", metavar="PATTERN",
              help="Only the scenarios whose name, or the expectations whose text, contains "
                   "PATTERN (case-insensitive)."),
-         output: OutputFormat = FORMAT_OPTION, keep_graphs: bool = KEEP_OPTION) -> None:
+         output: OutputFormat = FORMAT_OPTION, keep_graphs: bool = KEEP_OPTION,
+         strict: bool = STRICT_OPTION) -> None:
     """Run every scenario found under PATH; each `expect` is a test. Ends with
     `N passed, N failed`. Exit 0 if all pass, 1 if any fails, 2 on bad input, 3 if FalkorDB
     is unavailable, 5 if nothing was tested (no `expect`, or none selected by `-k`)."""
     if json_output:
         output = OutputFormat.json
     runs = run_files(paths, False, engine, db, data, output.value, select=_wanted(pattern),
-                     keep=keep_graphs)
+                     keep=keep_graphs, strict=strict)
     runs = [_selected(r, pattern) for r in runs]
     tested = sum(1 for r in runs for a in r.answers if a.passed is not None)
     if junit:

@@ -23,6 +23,7 @@ from tomc.compiler.resolve import Changes, Held, Resolution
 from tomc.compiler.routing import (Chain, Models, Routing, communication_routing,
                                    observation_routing, truth_adopts)
 from tomc.compiler.templates import render
+from tomc.search_text import words
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
                               ScenarioModel)
 
@@ -175,7 +176,8 @@ class Compiler:
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
                **context) -> "WorldPart":
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "line": event.line, "witnesses": list(event.witnesses), "minds": []}
+                "words": words(event.text), "line": event.line,
+                "witnesses": list(event.witnesses), "minds": []}
         return WorldPart(template, {**base, **params}, context)
 
     def _routed(self, event: AnyEvent, world: "WorldPart", routing: Routing | Models,
@@ -272,12 +274,13 @@ def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optiona
           support: Optional[Sequence[str]] = None) -> FactRow:
     """A fact as resolution takes it (tomc/compiler/resolve.py): `support` lists the sources
     it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
-    (`ended`) also has `of` and `valid_to`."""
+    (`ended`) also has `of` and `valid_to`; `words` is what search matches
+    (tomc/search_text.py)."""
     if support is None:
         support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,
             "support": list(support), "authority": authority, "published": published,
-            "valid_from": valid_from}
+            "valid_from": valid_from, "words": words(key, value, source)}
 
 
 def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:

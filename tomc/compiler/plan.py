@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from tomc.names import graph_key  # noqa: F401  (re-exported: names of graphs)
+
 # The target of a statement on the world graph. Not a string: any string can be an agent's
 # name (an agent called `world` has a mind graph like any other).
 WORLD = None
@@ -95,17 +97,6 @@ class GraphNames:
         writers: tomc/runtime/transactions.py). `world` ends its graph name, so this key
         can be no graph's name."""
         return self.world + ":rev"
-
-
-def graph_key(name: str) -> str:
-    """A scenario or agent name as it appears inside a graph name: `%`, `:`, `~`, the glob
-    characters `*?[]\\`, spaces and control characters become `%XX` (UTF-8 bytes), so that
-    `:` only separates the parts of a graph name, `~` only starts a staging suffix, and an
-    ACL key pattern built from a name matches that one graph (docs/falkordb.md checks 5.1, 5.8):
-    no two scenarios' or agents' graphs can share a name."""
-    return "".join("".join(f"%{b:02X}" for b in c.encode("utf-8"))
-                   if c in "%:~*?[]\\" or c.isspace() or ord(c) < 32 or ord(c) == 127 else c
-                   for c in name)
 
 
 def graph_names(scenario: str, agents: list[str], prefix: str = "tom") -> GraphNames:

@@ -36,7 +36,7 @@ Chain = tuple[str, ...]
 Fact = dict[str, Any]  # lower.py `_fact`: key, value, many, room, source, support, ...
 # The fields of a fact a version stores.
 STORED = ("key", "value", "many", "room", "source", "support", "authority", "published",
-          "valid_from")
+          "valid_from", "words")
 
 # Versions one change may create, across all its graphs (copies included): a broadcast to
 # 16 agents at depth 3 copies a few thousand.

@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 _ALLOWED_WORDS = {
     "kind": {"enter", "exit", "state", "move", "set", "tell", "says", "announce", "claim",
              "retract", "handoff", "wait", "peek", "distracted", "noop"},
+    "label": {"V", "Event"},  # the nodes search indexes (search_index.cypher)
 }
 
 

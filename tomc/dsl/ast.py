@@ -454,8 +454,35 @@ class ContextFor(Node):
     other: Name
 
 
+class Search(Node):
+    """`search "TEXT"`: versions and events whose words match TEXT, ranked."""
+
+    text: str
+
+
+class WhoKnowsBest(Node):
+    """`who_knows_best "TOPIC"`: agents ranked by what the memory holds about them and TOPIC."""
+
+    text: str
+
+
+class OpenTasks(Node):
+    """`open_tasks [for CHAIN]`: tasks (subjects with a status not done) the truth or the
+    chain believes open, claimed or not, with findings."""
+
+    chain: list[Name] = []
+
+
+class About(Node):
+    """`about SUBJECT [for CHAIN] [within N]`: what is held within N links of SUBJECT."""
+
+    subject: Name
+    chain: list[Name] = []
+    within: Optional[int] = None
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor]
+                 ContextFor, Search, WhoKnowsBest, OpenTasks, About]
 
 
 class AskAnalysis(Node):
@@ -494,7 +521,7 @@ class ExpectAnalysis(Node):
     part: Optional[Literal["up_to_date", "out_of_date", "incomplete", "unknown", "unverified",
                           "includes", "endings", "hearsay",
                            "caveats", "excludes", "from_step", "path", "best", "tells", "left",
-                           "differ", "first"]] = None
+                           "differ", "first", "keys", "open", "unclaimed"]] = None
     plan: Optional[Literal["private", "announce"]] = None
     depth: Optional[int] = None
     number: Optional[int] = None

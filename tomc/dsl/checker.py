@@ -7,6 +7,7 @@ diagnose impossible events: an exit from a room the agent is not in (E120), a mo
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
@@ -19,7 +20,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
                                perspective_count, procedure_model, resolve)
-from tomc.dsl.program import (MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
+from tomc.dsl.program import (DEFAULT_HOPS, MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
                               Observation, PolicyModel, Presence, Procedure, QueryModel, Quiet,
                               ReadyQuery, ScenarioModel)
 
@@ -173,6 +174,15 @@ class LiveChecker:
         self._checker = _ScenarioChecker(tree, found[0].policy, path, source)
         self._checker.check()
         self.scenario = self._checker.model()
+        self.warnings: list[Diagnostic] = []  # of the last `add` (W180)
+        self._asked: list[tuple[str, Optional[ast.Span]]] = []
+        self._path = path
+
+    def warnings_for(self, agent: str) -> list[Diagnostic]:
+        """The last `add`'s warnings as `agent` may see them: judged and hinted from the
+        events it witnessed only."""
+        seen = [e for e in self._checker.events if agent in e.witnesses]
+        return [replace(d, path=self._path) for d in self._checker.unwritten(self._asked, seen)]
 
     @property
     def clock(self) -> Optional[str]:
@@ -196,6 +206,8 @@ class LiveChecker:
 
         Raises DiagnosticError (spans within `source`), and then keeps nothing of them;
         ValueError, before checking anything, when a statement is not of the `accept` types.
+        Warnings (W180: a question about a key no event has written so far) do not stop
+        them: they are left in `warnings` until the next call.
         """
         checker = self._checker
         refused = [type(stmt).__name__ for stmt in statements if not isinstance(stmt, accept)]
@@ -203,7 +215,7 @@ class LiveChecker:
             raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
                              f"{', '.join(refused) or 'nothing'}")
         before = self.mark()
-        queries_before = len(checker.queries)
+        queries_before, asked_before = len(checker.queries), len(checker.asked)
         saved = (checker.lines, checker.path)
         checker.lines = None if canonical else (source or "").split("\n")
         checker.path, checker.diagnostics = path, []
@@ -211,6 +223,9 @@ class LiveChecker:
             checker.statement(stmt)
         events, queries = checker.events[before.events:], checker.queries[queries_before:]
         del checker.queries[queries_before:]
+        self._asked, self._path = checker.asked[asked_before:], path
+        self.warnings = checker.unwritten(self._asked)
+        del checker.asked[asked_before:]
         checker.lines, checker.path = saved
         if checker.diagnostics:
             self.reset(before)
@@ -270,6 +285,7 @@ class _ScenarioChecker:
         self.procedures: dict[str, Procedure] = dict(policy.procedures)
         self.clock: Optional[str] = None  # the time of the next event (docs/language.md, "Time")
         self.modifier_span: Optional[ast.Span] = None  # of the last peek or distraction
+        self.asked: list[tuple[str, Optional[ast.Span]]] = []  # keys questions name (W180)
 
     def error(self, code: str, message: str, span, hint: Optional[str] = None) -> None:
         if self.full:
@@ -277,9 +293,32 @@ class _ScenarioChecker:
             return
         self.diagnostics.append(Diagnostic(code, message, span, self.path, hint=hint))
 
+    def unwritten(self, asked: list[tuple[str, Optional[ast.Span]]],
+                  events: Optional[list[AnyEvent]] = None) -> list[Diagnostic]:
+        """W180 for each asked key that no event so far (of `events`, default all) wrote and
+        that neither the policy (`predicate`) nor a procedure declares: most likely a
+        misspelling, whose answer would be a silent `unknown` (docs/diagnostics.md, W180)."""
+        events = self.events if events is None else events
+        written = {e.fact.key for e in events if isinstance(getattr(e, "fact", None), Fact)}
+        known = written | set(self.policy.cardinality) | {
+            r.key for p in self.procedures.values() for r in p.requires}
+        found = []
+        for key, span in asked:
+            if key in known:
+                continue
+            close = difflib.get_close_matches(key, sorted(written), n=3, cutoff=0.6)
+            hint = ("closest keys written: " + ", ".join(f"`{k}`" for k in close) if close
+                    else f"declare `predicate {key} one` in the policy if it is written later")
+            found.append(Diagnostic("W180", f"no event has written `{key}`: the answer can "
+                                    "only be `unknown`", span, self.path, hint=hint,
+                                    severity="warning"))
+        return found
+
     def check(self) -> ScenarioModel:
         for stmt in self.scenario.statements:
             self.statement(stmt)
+        # After every event: a question may come before the event that writes its key.
+        self.diagnostics.extend(self.unwritten(self.asked))
         if self.pending():
             last = self.pending()[-1]
             self.error("E175", f"`{last.text}` applies to the next event, and none follows",
@@ -693,6 +732,7 @@ class _ScenarioChecker:
         for via in (n for v in stmt.values for n in v.via):
             self.agent(via)  # a source is handed on by agents only
         step, on_date = self._when(stmt)
+        self.asked.append((key, stmt.subject.key.span))
         aspect = stmt.kind if stmt.kind in ("contested", "supported") else "value"
         self.queries.append(QueryModel(
             kind="expect", chain=chain, key=key, step=step, text=self.text_of(stmt),
@@ -703,6 +743,7 @@ class _ScenarioChecker:
         chain = self._chain(stmt.subject)
         step, on_date = self._when(stmt)
         key = stmt.subject.key.text
+        self.asked.append((key, stmt.subject.key.span))
         self.queries.append(QueryModel(
             kind="ask", chain=chain, key=key, step=step, text=self.text_of(stmt),
             line=_line(stmt), span=stmt.span, many=self.policy.is_many(key),
@@ -717,6 +758,7 @@ class _ScenarioChecker:
                 self._depth(depth, analysis)
                 return {"analysis": "false_beliefs", "depth": depth}
             case ast.WhoKnows(key=key):
+                self.asked.append((key.text, key.span))
                 return {"analysis": "who_knows", "key": key.text}
             case ast.Handoff(sender=sender, receiver=receiver):
                 self._pair(sender, receiver, analysis, "a handoff")
@@ -725,14 +767,26 @@ class _ScenarioChecker:
                 self._pair(first, second, analysis, "common ground")
                 return {"analysis": "common_ground", "agents": (first.text, second.text)}
             case ast.Explain(key=key):
+                self.asked.append((key.text, key.span))
                 return {"analysis": "explain", "chain": self._chain(analysis), "key": key.text}
             case ast.PlanAnnouncements(key=key, speaker=speaker):
                 self.agent(speaker)
+                self.asked.append((key.text, key.span))
                 return {"analysis": "plan_announcements", "key": key.text,
                         "agents": (speaker.text,)}
             case ast.ContextFor(agent=agent, other=other):
                 self._pair(agent, other, analysis, "a context")
                 return {"analysis": "context_for", "agents": (agent.text, other.text)}
+            case ast.Search(text=text):
+                return {"analysis": "search", "search": text}
+            case ast.WhoKnowsBest(text=text):
+                return {"analysis": "who_knows_best", "search": text}
+            case ast.About(subject=subject, within=within):
+                return {"analysis": "about", "chain": self._chain(analysis),
+                        "search": subject.text,
+                        "depth": DEFAULT_HOPS if within is None else within}
+            case ast.OpenTasks():
+                return {"analysis": "open_tasks", "chain": self._chain(analysis)}
         raise TypeError(f"not an analysis: {analysis!r}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:
@@ -769,6 +823,8 @@ class _ScenarioChecker:
                                "a who-told-whom path reaches each agent once")
                 seen.add(name.text)
             expected.append(" > ".join(n.text for n in stmt.names))
+        elif stmt.part in ("open", "unclaimed"):  # task subjects, not agents
+            expected += [n.text for n in stmt.names]
         else:
             expected += [n.text for n in stmt.names if self.agent(n)]
         if stmt.part == "from_step" and stmt.number > len(self.events):

@@ -29,6 +29,7 @@ CODES = {
     "E142": "expectation item of the wrong shape",
     "E143": "malformed argument to an API call (a name, key, value or step)",
     "E144": "not allowed here (a memory's policy, or a statement a session does not take)",
+    "E145": "a memory dropped or created again since the session attached",
     "E148": "time goes backwards (a clock or an event's time before the clock)",
     "E150": "invalid policy",
     "E151": "invalid routing rule",
@@ -43,6 +44,7 @@ CODES = {
     "E202": "a candidate citing words its message does not have (tomc extract)",
     "E203": "a candidate that is not one event or agents/rooms line (tomc extract)",
     "E210": "a refused access token (malformed, unknown or revoked: tomc token)",
+    "W180": "a question about a key no event has written (an error under --strict)",
 }
 
 

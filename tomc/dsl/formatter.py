@@ -376,6 +376,15 @@ def _analysis(analysis) -> str:
             return f"plan_announcements {_key(key)} by {_name(speaker)}"
         case ast.ContextFor(agent=agent, other=other):
             return f"context_for {_name(agent)} talking_to {_name(other)}"
+        case ast.Search(text=text):
+            return f"search {_quote(text)}"
+        case ast.WhoKnowsBest(text=text):
+            return f"who_knows_best {_quote(text)}"
+        case ast.About(subject=subject, chain=chain, within=within):
+            return (f"about {_name(subject)}" + (f" for {_chain(chain)}" if chain else "")
+                    + (f" within {within}" if within is not None else ""))
+        case ast.OpenTasks(chain=chain):
+            return "open_tasks" + (f" for {_chain(chain)}" if chain else "")
     raise TypeError(f"not an analysis: {analysis!r}")
 
 
@@ -392,9 +401,10 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"hearsay = {{{items}}}"
         case None:
             return f"= {keys}"
-        case "up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells":
+        case ("up_to_date" | "out_of_date" | "incomplete" | "unknown" | "unverified" | "tells"
+              | "open" | "unclaimed"):
             return f"{expect.part} = {names}"
-        case "includes" | "caveats" | "endings" | "differ":
+        case "includes" | "caveats" | "endings" | "differ" | "keys":
             return f"{expect.part} = {keys}"
         case "excludes":
             items = ", ".join(f"{_key(i.key)}: {i.reason}" for i in expect.excluded)
@@ -407,6 +417,8 @@ def _analysis_expectation(expect: ast.ExpectAnalysis) -> str:
             return f"best = {expect.plan}"
         case "left":
             return f"{expect.plan} depth {expect.depth} = {expect.number}"
+        case "first" if isinstance(expect.analysis, ast.WhoKnowsBest):
+            return f"first = {names}"
         case "first":
             return f"first = {_key(expect.keys[0])}"
     raise TypeError(f"not an analysis expectation: {expect!r}")

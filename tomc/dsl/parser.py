@@ -643,7 +643,7 @@ class _Builder(Transformer):
         return ast.Announce(speaker=speaker, fact=fact, at=at, span=_span(meta),
                             about=about[0].name if about else None)
 
-    def about(self, meta, children):
+    def believer(self, meta, children):
         return _About(children[0])
 
     def claim(self, meta, children):
@@ -800,6 +800,33 @@ class _Builder(Transformer):
         agent, other = children
         return ast.ContextFor(agent=agent, other=other, span=_span(meta))
 
+    def search(self, meta, children):
+        return ast.Search(text=_unquote(children[0], self.file_path), span=_span(meta))
+
+    def who_knows_best(self, meta, children):
+        return ast.WhoKnowsBest(text=_unquote(children[0], self.file_path), span=_span(meta))
+
+    def expect_best_first(self, meta, children):
+        analysis, names = children
+        return self._expect_analysis(meta, analysis, part="first", names=names)
+
+    def open_tasks(self, meta, children):
+        return ast.OpenTasks(chain=children[0] if children else [], span=_span(meta))
+
+    def expect_open_tasks(self, meta, children):
+        analysis, part, names = children
+        return self._expect_analysis(meta, analysis, part=part, names=names)
+
+    def about(self, meta, children):
+        subject, rest = children[0], children[1:]
+        chain = next((c for c in rest if isinstance(c, list)), [])
+        within = next((int(c) for c in rest if not isinstance(c, list)), None)
+        return ast.About(subject=subject, chain=chain, within=within, span=_span(meta))
+
+    def expect_about_keys(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="keys", keys=keys)
+
     def believer_key(self, meta, children):
         chain, key = children
         return ast.BelieverKey(chain=chain, key=key, span=_span(meta))
@@ -823,7 +850,7 @@ class _Builder(Transformer):
     def who_group(self, meta, children):
         return str(children[0])
 
-    receipt_part = reason = plan = who_group
+    receipt_part = reason = plan = task_part = who_group
 
     def _expect_analysis(self, meta, analysis, **fields):
         return ast.ExpectAnalysis(analysis=analysis, span=_span(meta), **fields)
@@ -880,6 +907,12 @@ class _Builder(Transformer):
     def expect_context_first(self, meta, children):
         analysis, key = children
         return self._expect_analysis(meta, analysis, part="first", keys=[key])
+
+    def expect_search_keys(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="keys", keys=keys)
+
+    expect_search_first = expect_context_first
 
 
     # procedures and readiness

@@ -93,6 +93,9 @@ class PolicyModel:
         return self.cardinality.get(key, "one") == "many"
 
 
+# How many links `about SUBJECT` follows when `within N` is left out.
+DEFAULT_HOPS = 2
+
 # How a contested ending is shown among a belief's rivals (`contested by`): an ending has
 # no value of its own (the reference and tomc/compiler/resolve.py record it).
 ENDED = "(ended)"
@@ -252,7 +255,8 @@ class QueryModel:
 
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
-                       "plan_announcements", "context_for"]
+                       "plan_announcements", "context_for", "search", "who_knows_best",
+                       "open_tasks", "about"]
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,7 @@ class AnalysisQuery:
 
     Arguments: `depth` (false_beliefs), `key` (who_knows, explain, plan_announcements),
     `chain` (explain), `agents` (sender and receiver of handoff, the two agents of
-    common_ground and context_for, the speaker of plan_announcements).
+    common_ground and context_for, the speaker of plan_announcements), `search` (search).
     For an expect, `part` names the part of the answer compared (None: the whole answer of
     false_beliefs or common_ground; see docs/language.md) and `expected` holds its items as
     canonical text (`Maya: refund.status`, `refund.status: private`, `Escalation > Shipping`,
@@ -283,6 +287,7 @@ class AnalysisQuery:
     plan: Optional[str] = None
     plan_depth: Optional[int] = None
     expected: tuple[str, ...] = ()
+    search: Optional[str] = None  # the text of `search "TEXT"`, `who_knows_best "TOPIC"`
 
 
 @dataclass(frozen=True)

@@ -61,12 +61,15 @@ class Engine(Protocol):
         """Take the state after catching up to `revision` from the storage (derived
         state)."""
 
-    def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
+    def declare(self, agents: list[str], rooms: list[str], text: str,
+                extra: Sequence[tuple] = ()) -> None:
         """Make room for agents and rooms the scenario has just gained (`text`: the
-        declaration as written, kept for replay)."""
+        declaration as written, kept for replay; `extra`: commands of a shared store
+        committed with it, e.g. its idempotency record)."""
 
-    def apply(self, events: Sequence[AnyEvent]) -> None:
-        """Make `events` happen (the scenario's newest, in step order)."""
+    def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
+        """Make `events` happen (the scenario's newest, in step order; `extra` as for
+        `declare`, with the last event)."""
 
     def answer(self, query: QueryModel) -> Answer:
         """The answer to an expect or ask about a belief, as of its step."""

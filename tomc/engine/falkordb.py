@@ -63,7 +63,12 @@ class FalkorEngine:
         self.executor = Executor(db, Directory())
         self.revision = revision
         self.writer: Optional[Writer] = None
+        # A memory's (incarnation key, id): the writer refuses a memory created again.
+        self.incarnation: Optional[tuple[str, Optional[str]]] = None
         self._step = len(scenario.events)
+        # The compiler's state is not the graphs' (caught up, or a failed group): reload it
+        # before compiling (`_loaded`).
+        self._stale = False
 
     @property
     def stats(self) -> RunStats:
@@ -168,25 +173,56 @@ class FalkorEngine:
     def attach_writer(self) -> Writer:
         """The connection this engine commits on (made on first use)."""
         if self.writer is None:
-            self.writer = Writer(self.db, self.graphs.revision_key)
+            self.writer = Writer(self.db, self.graphs.revision_key, self.incarnation)
         return self.writer
 
-    def apply(self, events: Sequence[AnyEvent]) -> None:
-        """Commit `events`, each in its own transaction. Raises Behind (nothing written for
-        that event: the ones before it are committed), DatabaseUnavailable."""
-        for event in events:
-            self._commit_event(event)
+    def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
+        """Commit `events`, each in its own transaction (`extra` commands join the last
+        one's: its idempotency record). Raises Behind (nothing written for that event: the
+        ones before it are committed), DatabaseUnavailable."""
+        for i, event in enumerate(events):
+            self._commit_event(event, extra if i == len(events) - 1 else ())
 
-    def _commit_event(self, event: AnyEvent) -> None:
+    def _commit_event(self, event: AnyEvent, extra: Sequence[tuple]) -> None:
         writer = self.attach_writer()
         self._current(writer)
         bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
         plan = self.compiler.event(event, bindings, self.revision + 1)
-        self._commit(writer, plan.statements, plan)
+        self._commit(writer, plan.statements, [plan], extra)
         self.compiler.accept(plan)
         self._step = event.step
 
-    def declare(self, agents: list[str], rooms: list[str], text: str, line: int = 0) -> None:
+    @staticmethod
+    def groupable(event: AnyEvent, policy) -> bool:
+        """Whether `event` can share a transaction with the events before it: it reads
+        nothing before it is compiled (a read would not see their uncommitted writes)."""
+        return not reads_for(event, policy)
+
+    def apply_together(self, changes: Sequence, extra: Sequence[tuple] = ()) -> None:
+        """Commit `changes` (events, each `groupable`, and clock lines as .tom text) as
+        revision + 1, + 2, ... in ONE transaction with `extra` (group commit:
+        tomc/engine/applier.py): every event keeps its own step, and a reader sees all of
+        them or none. Raises Behind (nothing written), DatabaseUnavailable (a statement
+        that failed at run time: the whole group is undone)."""
+        writer = self.attach_writer()
+        self._current(writer)
+        self._stale = True  # until committed, the compiler is ahead of the graphs
+        statements, plans = [], []
+        for i, change in enumerate(changes):
+            rev = self.revision + 1 + i
+            if isinstance(change, str):  # a clock line: no agents, no rooms
+                statements += self.compiler.declare([], [], rev, change, (0, change))
+                continue
+            plan = self.compiler.event(change, None, rev)
+            self.compiler.accept(plan)
+            plans.append(plan)
+            statements += plan.statements
+        self._commit(writer, statements, plans, extra, len(changes))
+        self._stale = False
+        self._step = max([p.step for p in plans], default=self._step)
+
+    def declare(self, agents: list[str], rooms: list[str], text: str, line: int = 0,
+                extra: Sequence[tuple] = ()) -> None:
         """Commit a declaration the scenario has just gained: nodes for the agents and rooms,
         a mind graph for each new agent, a perspective for each new chain."""
         writer = self.attach_writer()
@@ -198,35 +234,50 @@ class FalkorEngine:
         try:
             statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
                                                (line, text))
-            self._commit(writer, statements, None)
+            self._commit(writer, statements, [], extra)
         except BaseException:
             self.graphs, self.compiler.perspectives = before
             raise
         self.executor.learn_perspectives(self.graphs, self.scenario.agents)
 
     def _current(self, writer: Writer) -> None:
-        revision = writer.begin()
+        # Loading state from the graphs needs a fresh look first (the memory may have been
+        # dropped: Replaced), not the revision remembered from the last commit.
+        revision = writer.rewatch() if self._stale else writer.begin()
         if revision != self.revision:
             raise Behind(revision)
+        self._loaded()
 
-    def _commit(self, writer: Writer, statements: list[Statement],
-                plan: Optional[EventPlan]) -> None:
+    def _loaded(self) -> None:
+        """The compiler's state and perspective ids loaded from the graphs, if catching up
+        left them behind: only a writer that compiles pays for it (a session whose writes
+        go to an applier never does)."""
+        if self._stale:
+            self.load_perspectives()
+            self._stale = False
+
+    def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
+                extra: Sequence[tuple] = (), changes: int = 1) -> None:
+        """Commit `statements` (of the events `plans`, or of a declaration when there are
+        none) with `extra`, as `changes` revisions."""
         started = time.perf_counter()
-        replies = writer.commit([self.executor.command(self.graphs, s) for s in statements])
+        replies = writer.commit([self.executor.command(self.graphs, s) for s in statements],
+                                changes, extra)
         if replies is None:
             raise Behind(writer.begin())
         failed = next(((s, r) for s, r in zip(statements, replies) if isinstance(r, Exception)),
                       None)
-        self.revision += 1
+        self.revision += changes
         if failed is not None:
             statement, reply = failed
-            undone = plan is not None and recovery.undo_event(self.db, self.graphs, plan.step,
-                                                              self.revision)
+            undone = bool(plans) and recovery.undo_events(
+                self.db, self.graphs, [p.step for p in plans], self.revision)
             # If another writer committed first, the event stays half-applied: the next
             # writer to attach undoes it if it is still the latest (docs/storage.md). This
             # session then replays it like any other writer's (its checker took it back).
             if not undone:
-                self.revision -= 1
+                self.revision -= changes
+            self._stale = True
             outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
                                       f"{str(reply).splitlines()[0]}; {outcome}",
@@ -288,13 +339,14 @@ class FalkorEngine:
     def view(self, step: int) -> GraphView:
         """The beliefs as of `step`; a view of the latest step can also simulate."""
         return GraphView(self.db, self.graphs, self.scenario, step,
-                         self.simulate if step == self._step else None)
+                         self.simulate if step == self._step else None, indexes=True)
 
     @contextmanager
     def simulate(self, events: Sequence[AnyEvent]) -> Iterator[GraphView]:
         """Fork the graphs `events` can write (GRAPH.COPY), run the events' statements on
         the forks (compiled against a copy of the compiler's state), and yield a view of
         them; the forks are dropped after."""
+        self._loaded()
         written = forks.written_minds(events, self.graphs.agents)
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
             shadow = FalkorEngine(self.db, self.scenario, forked,
@@ -309,7 +361,7 @@ class FalkorEngine:
                                              self.revision + n)
                 shadow.compiler.accept(plan)
                 shadow.executor.execute(forked, plan.statements)
-            yield GraphView(self.db, forked, self.scenario, events[-1].step)
+            yield GraphView(self.db, forked, self.scenario, events[-1].step, indexes=True)
 
     def close(self) -> None:
         if self.writer is not None:
@@ -345,9 +397,9 @@ class FalkorEngine:
         """After `changes_since` was replayed up to `revision`: that revision, and the
         compiler's state and perspective ids from the graphs."""
         self._step = len(self.scenario.events)
-        if revision != self.revision:  # else nothing changed: keep what is loaded
+        if revision != self.revision:  # else keep what is loaded
             self.revision = revision
-            self.load_perspectives()
+            self._stale = True  # loaded when next needed (`_loaded`)
 
     # ---------------------------------------------------------------- state from the graphs
 

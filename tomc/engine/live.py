@@ -14,7 +14,7 @@ raises StaleWrite instead.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from tomc.dsl import ast
 from tomc.dsl.checker import LiveChecker
@@ -31,6 +31,14 @@ CHANGES = (*ast.EVENT_TYPES, *DECLARATIONS)
 # A writer that keeps losing races gives up after this many tries (each one a round trip
 # behind a commit of another writer): contention, not an error of the input.
 MAX_TRIES = 1000
+
+# The commands that record a statement as committed at a step (0: a declaration), sent in
+# its transaction (tomc/engine/writes.py).
+Record = Callable[[int], Sequence[tuple]]
+
+
+def _none(step: int) -> Sequence[tuple]:
+    return ()
 
 
 class LiveScenario:
@@ -54,16 +62,30 @@ class LiveScenario:
         return len(self.scenario.events)
 
     def apply(self, statements: Sequence, path: str = "<apply>",
-              after_step: Optional[int] = None) -> list[AnyEvent]:
+              after_step: Optional[int] = None,
+              records: Optional[Sequence[Record]] = None) -> list[AnyEvent]:
         """Check and commit `statements` (AST events and declarations) in order; returns the
-        events. Raises DiagnosticError, StaleWrite (nothing of this call committed, unless
-        another writer committed between two of its statements: docs/storage.md, "Limits"),
-        DatabaseUnavailable."""
+        events. `records[i](step)`: commands committed in statement i's own transaction
+        (its idempotency record; step 0 for a declaration). Raises DiagnosticError, StaleWrite (nothing of this call
+        committed, unless another writer committed between two of its statements:
+        docs/storage.md, "Limits"), DatabaseUnavailable; an error raised after some
+        statements committed carries their events in `committed`."""
+        committed: list[AnyEvent] = []
+        try:
+            self._apply(list(statements), path, after_step,
+                        list(records) if records is not None else [_none] * len(statements),
+                        committed)
+        except (DiagnosticError, StaleWrite, DatabaseUnavailable) as err:
+            err.committed = committed
+            raise
+        return committed
+
+    def _apply(self, pending: list, path: str, after_step: Optional[int],
+               records: list, committed: list[AnyEvent]) -> None:
         if after_step is not None and after_step != self.step:
             self.catch_up()  # this writer may be the one behind
             if after_step != self.step:
                 raise StaleWrite(after_step, self.step)
-        pending = list(statements)
         try:
             self._check(pending, path)  # every statement valid before any is committed
         except DiagnosticError:
@@ -71,13 +93,12 @@ class LiveScenario:
             # check again once caught up; bad input stays bad.
             self.catch_up()
             self._check(pending, path)
-        committed: list[AnyEvent] = []
         tries = 0
         while pending:
             statement = pending[0]
             mark = self.checker.mark()
             try:
-                committed += self._commit(statement, path)
+                committed += self._commit(statement, path, records[0])
             except Behind:
                 self.checker.reset(mark)
                 tries += 1
@@ -94,7 +115,26 @@ class LiveScenario:
                 self.checker.reset(mark)
                 raise
             pending.pop(0)
-        return committed
+            records.pop(0)
+
+    def apply_together(self, statements: Sequence, extra: Sequence[tuple] = ()) -> None:
+        """Commit statements the checker has just taken (the scenario's newest events, each
+        `groupable`, and clock lines) in one transaction with `extra`, one revision each
+        (tomc/engine/applier.py). Raises Behind, DatabaseUnavailable: the caller resets the
+        checker and catches up."""
+        count = sum(not isinstance(s, DECLARATIONS) for s in statements)
+        events = iter(range(len(self.scenario.events) - count, len(self.scenario.events)))
+        changes, revision = [], self.engine.revision
+        for statement in statements:
+            revision += 1
+            if isinstance(statement, DECLARATIONS):
+                changes.append(format_statement(statement))
+                continue
+            index = next(events)
+            event = replace(self.scenario.events[index], line=self.line_base + revision)
+            self.scenario.events[index] = event
+            changes.append(event)
+        self.engine.apply_together(changes, extra)
 
     def _check(self, statements: list, path: str) -> None:
         """Check `statements` after the state so far, keeping nothing of them."""
@@ -104,16 +144,16 @@ class LiveScenario:
         finally:
             self.checker.reset(mark)
 
-    def _commit(self, statement, path: str) -> list[AnyEvent]:
+    def _commit(self, statement, path: str, record: Record) -> list[AnyEvent]:
         scenario = self.scenario
         agents, rooms = len(scenario.agents), len(scenario.rooms)
         events, _ = self.checker.add([statement], CHANGES, path=path, canonical=True)
         if isinstance(statement, DECLARATIONS):
             self.engine.declare(scenario.agents[agents:], scenario.rooms[rooms:],
-                                format_statement(statement))
+                                format_statement(statement), extra=record(0))
             return []
         numbered = self._number(events[0], self.engine.revision + 1)
-        self.engine.apply([numbered])
+        self.engine.apply([numbered], record(numbered.step))
         return [numbered]
 
     def catch_up(self) -> None:

@@ -8,7 +8,8 @@ increments it; tomc/runtime/transactions.py) and, for its agents' private users,
 `tomem:{NAME}:fork:...` (tomc/runtime/forks.py). Every key is named by `memory_key`: the
 braces are a Redis Cluster hash tag, so all keys of one memory hash to one slot and live on
 one shard, and its MULTI/EXEC, WATCH and GRAPH.COPY stay single-slot (docs/deployment.md).
-A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`.
+A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`. Its other keys (its
+incarnation, idempotency records and its applier's queue) are listed in tomc/engine/keys.py.
 
 The world graph's `Memory` node holds what rebuilds the checker's state without running
 anything again: the `header` (the policy as .tom text, and the scenario line), and every
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import unquote
 
+import uuid
+
 import redis
 
 from tomc.compiler.lower import Compiler
@@ -33,28 +36,11 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
+from tomc.engine.keys import PREFIX, memory_key, memory_tag  # noqa: F401 (re-exported)
 from tomc.runtime import acl
 from tomc.runtime.acl import users_key
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
-
-PREFIX = "tomem"
-
-
-def memory_tag(name: str) -> str:
-    """The hash tag of memory `name`: `{KEY}` with KEY its name through `graph_key`, and `{`
-    and `}` escaped too (`%7B`, `%7D`), so the tag is the whole name and ends where it
-    should (Redis hashes what lies between the first `{` and the next `}`)."""
-    return "{" + graph_key(name).replace("{", "%7B").replace("}", "%7D") + "}"
-
-
-def memory_key(name: str, *parts: str) -> str:
-    """The key `tomem:{NAME}:PART:...` of memory `name`: every key of a memory is named
-    here, so they all share its hash tag (one slot, one shard). Each part goes through
-    `graph_key` (an agent's name cannot add a `:` or a glob character);
-    `memory_key("support", "mind", "Maya")` is `tomem:{support}:mind:Maya`."""
-    return ":".join([PREFIX, memory_tag(name), *(graph_key(p) for p in parts)])
-
 
 def memory_name(key: str) -> Optional[str]:
     """The memory whose world graph is `key` (`tomem:{NAME}:world`), else None."""
@@ -111,6 +97,7 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
             pipe.multi()
             pipe.execute_command(*query_command(graphs.world, world.cypher, world.params))
             pipe.set(graphs.revision_key, 0)
+            pipe.set(memory_key(scenario.name, "incarnation"), uuid.uuid4().hex)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:
         return False
@@ -119,6 +106,13 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
     if isinstance(replies[0], Exception):
         raise DatabaseUnavailable(f"could not create memory {scenario.name}: {replies[0]}")
     return True
+
+
+def incarnation(db: Database, name: str) -> tuple[str, Optional[str]]:
+    """(the incarnation key of memory `name`, its id now: None for a memory made before
+    incarnations were kept)."""
+    key = memory_key(name, "incarnation")
+    return key, db.redis.get(key)
 
 
 def read(db: Database, name: str) -> Optional[StoredMemory]:

@@ -28,11 +28,35 @@ class ReferenceEngine:
     def step(self) -> int:
         return self._step
 
-    def declare(self, agents: list[str], rooms: list[str], text: str) -> None:
+    @classmethod
+    def build(cls, db, scenario: ScenarioModel, checkpoints: frozenset = frozenset(),
+              checkpoint=None) -> "ReferenceEngine":
+        """Every event of `scenario` applied (`db` unused: nothing is stored); calls
+        `checkpoint(step, engine)` after the steps in `checkpoints` (0: before any)."""
+        engine = cls(scenario)
+        if 0 in checkpoints and checkpoint:
+            checkpoint(0, engine)
+        for event in scenario.events:
+            engine.apply([event])
+            if event.step in checkpoints and checkpoint:
+                checkpoint(event.step, engine)
+        return engine
+
+    @property
+    def stats(self) -> None:
+        """No run statistics: nothing is sent anywhere."""
+        return None
+
+    def drop(self) -> None:
+        """Nothing is stored: nothing to drop."""
+
+    def declare(self, agents: list[str], rooms: list[str], text: str,
+                extra: Sequence[tuple] = ()) -> None:
+        # `extra`: a shared store's bookkeeping (idempotency records); nothing here keeps it.
         self.interpreter.declare()
         self.revision += 1
 
-    def apply(self, events: Sequence[AnyEvent]) -> None:
+    def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
         for event in events:
             self.interpreter.apply(event)
             self._step = event.step

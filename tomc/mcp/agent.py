@@ -23,9 +23,10 @@ from pydantic import Field
 
 from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import About, Agent, AtStep, Key, On, Procedure, Value
+from tomc.mcp.arguments import (About, Agent, AtStep, Key, On, Procedure, SearchLimit,
+                                SearchText, Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer
+from tomc.mcp.results import Guard, answer, warned
 from tomc.wire import event_json, held_json
 from tomc.mcp.sdk import MCPServer
 
@@ -72,8 +73,26 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
             -> CallToolResult:
         """What I believe about a key (or think another agent believes), with provenance:
         the event it came from, its witnesses, sources and rule."""
-        return guard(lambda: result(reader.believes(chain or me, key, at_step=at_step,
-                                                    on=on).to_json()))
+        return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
+                                                    on=on).to_json(), reader)))
+
+    @tool(server, title=f"Open tasks {me} knows of", annotations=READ)
+    def open_tasks() -> CallToolResult:
+        """The tasks I believe open (subjects with a `status` not done), claimed (by whom)
+        or unclaimed, with their findings: what I could take."""
+        return guard(lambda: result(reader.open_tasks(me).to_json()))
+
+    @tool(server, title=f"What {me} may know of", annotations=READ)
+    def describe() -> CallToolResult:
+        """Agents, rooms, sources with their authority, procedures, and the keys of events
+        I witnessed (how many, last step), policy and depth: the names to ask with."""
+        return guard(lambda: result(reader.describe().to_json()))
+
+    @tool(server, title=f"Search {me}'s memory", annotations=READ)
+    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+        """What I hold (or think others hold) whose key, value or source matches some
+        words, ranked: each hit with key, value, chain, step, time, event and source."""
+        return guard(lambda: result(reader.search(text, limit=limit).to_json()))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)
     def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(

@@ -36,3 +36,10 @@ On = Annotated[Optional[str], Field(
 Procedure = Annotated[str, Field(
     description="A procedure declared in the memory's policy (`procedure NAME { requires "
                 "KEY = VALUE ... }`).", examples=["deploy"])]
+SearchText = Annotated[str, Field(
+    description="Words to look for in keys, values, sources and events (each word also "
+                "finds longer words it starts: `pay` finds `payments`); question words "
+                "such as `what`, `the` are left out.",
+    examples=["payments outage", "who decided the helios pause"])]
+SearchLimit = Annotated[int, Field(description="At most this many hits (best first).",
+                                   ge=1, le=1000, examples=[20])]

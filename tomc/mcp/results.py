@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from typing import Callable, Optional, Sequence
 
 import redis
 from mcp.types import CallToolResult, TextContent
 
 from tomc.analysis.quoting import NOTICE
-from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
+from tomc.api import AccessDenied, DatabaseUnavailable, Session, StaleWrite, TomError, TomWarning
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
-from tomc.wire import error_json, with_flags
+from tomc.wire import error_json, event_json, with_flags
 
 EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
 
@@ -51,12 +52,26 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
     return CallToolResult(content=content, structuredContent=body)
 
 
+def warned(payload: dict, session: Session) -> dict:
+    """`payload` of a question's answer, with `warnings` (W180: a key no event wrote, and
+    the closest keys) when the question had any: as `tomc memory ask --json` gives them."""
+    if not session.warnings:
+        return payload
+    return {**payload, "warnings": [d.to_json() for d in session.warnings],
+            "rendered_warnings": "\n".join(d.render(None) for d in session.warnings)}
+
+
 def failure(kind: str, message: str, exit_code: int,
-            diagnostics: Sequence[Diagnostic] = (), text: str = "") -> CallToolResult:
+            diagnostics: Sequence[Diagnostic] = (), text: str = "",
+            committed: Sequence[AnyEvent] = ()) -> CallToolResult:
     """An error result (`isError`), with the diagnostics as `tomc check --json` gives them
     and as it prints them (`rendered`). An error echoes the input it refuses, so it is
-    flagged as a result is (`flagged`, `notice`, and the notice before the JSON)."""
+    flagged as a result is (`flagged`, `notice`, and the notice before the JSON);
+    `committed`: the events of a batch that did commit before it failed (docs/storage.md,
+    "Retries")."""
     body = error_json(kind, message, exit_code, diagnostics, text)
+    if committed:
+        body["committed"] = [event_json(e) for e in committed]
     content = []
     if "flagged" in body:
         content.append(TextContent(type="text", text=(
@@ -75,26 +90,28 @@ class Guard:
 
     def __call__(self, body: Callable[[], CallToolResult],
                  origin: Optional[str] = None) -> CallToolResult:
-        with self.lock:
+        with self.lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore", TomWarning)  # results carry them (`warned`)
             try:
                 return body()
             except TomError as err:
                 return failure("bad_input", _first_line(err.diagnostics, str(err)),
-                               EXIT_BAD_INPUT, _at(err.diagnostics, origin), err.text)
+                               EXIT_BAD_INPUT, _at(err.diagnostics, origin), err.text,
+                               err.committed)
             except DiagnosticError as err:  # a typed argument that is not a name, key, ...
                 return failure("bad_input", _first_line(err.diagnostics, str(err)),
                                EXIT_BAD_INPUT, _at(err.diagnostics, origin))
             except AccessDenied as err:
                 return failure("access_denied", str(err), EXIT_DENIED)
             except StaleWrite as err:
-                return failure("stale_write", str(err), EXIT_STALE)
+                return failure("stale_write", str(err), EXIT_STALE, committed=err.committed)
             except LookupError as err:
                 return failure("not_found", str(err), EXIT_BAD_INPUT)
             except ValueError as err:  # e.g. several questions given to `ask`
                 return failure("bad_input", str(err), EXIT_BAD_INPUT)
             except (DatabaseUnavailable, redis.RedisError) as err:
                 return failure("database_unavailable", str(err).splitlines()[0],
-                               EXIT_NO_DATABASE)
+                               EXIT_NO_DATABASE, committed=getattr(err, "committed", ()))
 
 
 def _first_line(diagnostics: Sequence[Diagnostic], fallback: str) -> str:

@@ -91,6 +91,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
                                 AGENT_INSTRUCTIONS.format(name=writer.memory, agent=agent))
             agent_tools.register(server, reader, writer, guard)
         _memory_resource(server, reader, guard)
+        _describe_resource(server, reader, guard)
         _context_prompt(server, reader, guard)
         yield MemoryServer(server, lambda app: BearerGate(app, database, writer.memory, agent))
 
@@ -124,6 +125,16 @@ def _memory_resource(server: MCPServer, session: Session, guard: Guard) -> None:
                                "depth": scenario.policy.depth, "agents": list(scenario.agents),
                                "rooms": list(scenario.rooms), "step": session.step,
                                "agent": session.agent}, ensure_ascii=False)
+
+
+def _describe_resource(server: MCPServer, session: Session, guard: Guard) -> None:
+    @resource(server, "tomc://describe", name="describe", title="What this memory has",
+              mime_type="application/json")
+    def described() -> str:
+        """As the `describe` tool: agents, rooms, sources, procedures, keys written (for an
+        agent, those of events it witnessed), policy and depth."""
+        with guard.lock:
+            return json.dumps(session.describe().to_json(), ensure_ascii=False)
 
 
 def _context_prompt(server: MCPServer, session: Session, guard: Guard) -> None:

@@ -19,9 +19,9 @@ from pydantic import Field
 from tomc.api import Session
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
-                                Value)
+                                SearchLimit, SearchText, Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer
+from tomc.mcp.results import Guard, answer, warned
 from tomc.wire import HISTORY_LIMIT, event_json, history_page
 from tomc.mcp.sdk import MCPServer
 
@@ -40,6 +40,10 @@ AfterStep = Annotated[Optional[int], Field(
     description="The step this write expects to follow; if another writer got there first, "
                 "nothing is written and a stale_write error comes back (omit: no check).",
     examples=[4])]
+IdempotencyKey = Annotated[Optional[str], Field(
+    description="A name for this write, chosen by you: a retry with the same key returns the "
+                "original steps instead of recording again (omit: one is generated).",
+    examples=["order-4411-refund"])]
 
 
 def register(server: MCPServer, memory: Session, guard: Guard) -> None:
@@ -55,13 +59,17 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     # ------------------------------------------------------------ writing
 
     @tool(server, title="Record events", annotations=WRITE)
-    def record(statements: Statements, after_step: AfterStep = None) -> CallToolResult:
+    def record(statements: Statements, after_step: AfterStep = None,
+               idempotency_key: IdempotencyKey = None) -> CallToolResult:
         """Record .tom statements (events, agents/rooms declarations) in memory, in order.
 
         All are checked first: bad text comes back as an error with diagnostics (code,
         message, line, hint) and nothing is written. Each event becomes one step, with
-        its witnesses worked out from who is in which room."""
-        return guard(lambda: recorded(memory.apply(statements, after_step)), "<record>")
+        its witnesses worked out from who is in which room. Retrying with the same
+        `idempotency_key` never records a statement twice; an error after part of a batch
+        committed lists those events under `committed`."""
+        return guard(lambda: recorded(memory.apply(statements, after_step, idempotency_key)),
+                     "<record>")
 
     @tool(server, title="Agents enter a room", annotations=WRITE)
     def enter(agents: Agents, room: Room) -> CallToolResult:
@@ -120,8 +128,8 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
             -> CallToolResult:
         """What an agent (or a chain: what Maya thinks Billing believes) believes about a
         key, with provenance: the event it came from, witnesses, sources, the rule."""
-        return guard(lambda: result(memory.believes(chain, key, at_step=at_step,
-                                                    on=on).to_json()))
+        return guard(lambda: result(warned(memory.believes(chain, key, at_step=at_step,
+                                                    on=on).to_json(), memory)))
 
     @tool(server, title="Can a procedure run", annotations=READ)
     def ready(procedure: Procedure, chain: Annotated[Optional[Chain], Field(
@@ -146,7 +154,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     def who_knows(key: Key) -> CallToolResult:
         """For one key, every agent: up to date, out of date (with what it holds), or
         unknown."""
-        return guard(lambda: result(memory.who_knows(key).to_json()))
+        return guard(lambda: result(warned(memory.who_knows(key).to_json(), memory)))
 
     @tool(server, title="What a handoff would send", annotations=READ)
     def handoff(sender: Agent, receiver: Agent) -> CallToolResult:
@@ -172,13 +180,13 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
     def explain(chain: Chain, key: Key) -> CallToolResult:
         """The source event, its witnesses, supporting and contesting sources, and who told
         whom, for each value the chain holds about the key."""
-        return guard(lambda: result(memory.explain(chain, key).to_json()))
+        return guard(lambda: result(warned(memory.explain(chain, key).to_json(), memory)))
 
     @tool(server, title="Private tells or one announcement", annotations=READ)
     def plan_announcements(key: Key, speaker: Agent) -> CallToolResult:
         """How the speaker should spread its value of the key: private tells to the agents
         who need them against one announcement, both simulated on copies of memory."""
-        return guard(lambda: result(memory.plan_announcements(key, speaker).to_json()))
+        return guard(lambda: result(warned(memory.plan_announcements(key, speaker).to_json(), memory)))
 
     @tool(server, title="Context block for a prompt", annotations=READ)
     def context_for(agent: Agent, other: Agent) -> CallToolResult:
@@ -186,6 +194,46 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         believes, what it thinks the other believes, what to correct first (values quoted,
         with their source and authority)."""
         return guard(lambda: result(memory.context_for(agent, other).to_json()))
+
+    @tool(server, title="Everything linked to a subject", annotations=READ)
+    def about(subject: Annotated[str, Field(description="A subject: the part of a key before "
+                                            "its predicate.", examples=["helios_pause"])],
+              chain: Annotated[Optional[Chain], Field(
+                  description="Whose beliefs (omit for the truth).", examples=["Lena"])] = None,
+              within: Annotated[int, Field(description="How many links to follow.", ge=0,
+                                           le=10, examples=[2])] = 2) -> CallToolResult:
+        """The facts about a subject and those within N links (values "@NAME" name another
+        subject), each with its path from the subject, source and step."""
+        return guard(lambda: result(memory.about(subject, for_=chain, within=within)
+                                    .to_json()))
+
+    @tool(server, title="Open tasks on the blackboard", annotations=READ)
+    def open_tasks(chain: Annotated[Optional[Chain], Field(
+            description="Whose beliefs: an agent or a chain (omit for the truth).",
+            examples=["Dev", ["Dev", "Priya"]])] = None) -> CallToolResult:
+        """Tasks (subjects with a `status` not done) believed open, each claimed (by whom)
+        or unclaimed, with their findings."""
+        return guard(lambda: result(memory.open_tasks(chain).to_json()))
+
+    @tool(server, title="Who knows a topic best", annotations=READ)
+    def who_knows_best(topic: SearchText) -> CallToolResult:
+        """Agents ranked for a topic: true values naming them, documents they authored,
+        what they hold (weighted by authority), how recently; says which count broke each
+        tie, and when agents tie on every count."""
+        return guard(lambda: result(memory.who_knows_best(topic).to_json()))
+
+    @tool(server, title="What this memory has", annotations=READ)
+    def describe() -> CallToolResult:
+        """Agents, rooms, sources with their authority, procedures, the keys written so far
+        (how many events, last step), policy and depth: the names to ask with."""
+        return guard(lambda: result(memory.describe().to_json()))
+
+    @tool(server, title="Search the memory", annotations=READ)
+    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+        """Keys, values, sources and events' text matching some words, ranked: each hit
+        with key, value, holder chain, step, time, event and source; `weights` say how
+        hits are scored."""
+        return guard(lambda: result(memory.search(text, limit=limit).to_json()))
 
     @tool(server, title="Ask any question in .tom", annotations=READ)
     def ask(question: Annotated[str, Field(
@@ -195,7 +243,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
                       "Maya > Billing believes refund_4411.status at step 2"])]) \
             -> CallToolResult:
         """Answer one .tom question or expectation; an expect says whether it holds."""
-        return guard(lambda: result(memory.ask(question).to_json()), "<ask>")
+        return guard(lambda: result(warned(memory.ask(question).to_json(), memory)), "<ask>")
 
     @tool(server, title="The events so far", annotations=READ)
     def history(after_step: Annotated[int, Field(

@@ -5,12 +5,14 @@ engines (and tests can compare them)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
 from tomc.dsl.program import AnyEvent
 from tomc.reference.interpreter import Belief, ReferenceInterpreter, Told
+from tomc.search_text import words
 
 
 class ReferenceView:
@@ -57,6 +59,27 @@ class ReferenceView:
                     if heard is not None and heard.step < path.steps[0]
                     and heard.speaker not in path.agents else None)
         return paths
+
+    def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
+        """Versions matching `terms`: every chain of the minds (and the truth) scanned, each
+        version's words compared term by term (a term is a prefix of a word)."""
+        wanted = set(minds)
+        found = []
+        for chain, beliefs in self.interpreter.beliefs.items():
+            if not ((chain and chain[0] in wanted) or (not chain and truth)):
+                continue
+            for b in beliefs:
+                if b.since > self.step or (b.until is not None and b.until <= b.since):
+                    continue  # not yet held, or never held (closed where it began)
+                split = words(b.key, b.value, b.source).split()
+                if any(w.startswith(t) for t in terms for w in split):
+                    found.append(dataclasses.replace(self._held(chain, b), rivals=()))
+        return found
+
+    def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
+        """Events up to the view's step whose text's words match one of `terms`."""
+        return [e for e in self.events()
+                if any(w.startswith(t) for t in terms for w in words(e.text).split())]
 
     @contextmanager
     def simulate(self, events: Sequence[AnyEvent]) -> Iterator["ReferenceView"]:

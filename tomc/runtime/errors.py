@@ -13,6 +13,9 @@ class DatabaseUnavailable(Exception):
     def __init__(self, message: str, origin: Optional[tuple[int, str]] = None):
         super().__init__(message)
         self.origin = origin
+        # The events of the failing write that did commit before it failed (a batch cut
+        # by a failure: docs/storage.md, "Retries").
+        self.committed: list = []
 
 
 class StaleWrite(Exception):
@@ -24,8 +27,15 @@ class StaleWrite(Exception):
                          "got there first; nothing was written")
         self.expected = expected
         self.actual = actual
+        self.committed: list = []  # as DatabaseUnavailable.committed
 
 
 class AccessDenied(Exception):
     """A session reading as one agent asked about another mind, or tried to write
     (the rules of private minds: docs/storage.md); FalkorDB refuses it underneath too."""
+
+
+class Replaced(DatabaseUnavailable):
+    """The memory this session attached to was dropped (and perhaps created again under the
+    same name) since: its incarnation id changed. Nothing was written; attach again. The API
+    raises it as TomError E145."""

@@ -17,16 +17,21 @@ from tomc.beliefs import Chain, Ending, EventInfo, Held, Rival, ToldPath
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
 from tomc.dsl.program import ScenarioModel
+from tomc.runtime import search_index
 from tomc.runtime.connection import Database
+from tomc.search_text import index_query
 
 
 class GraphView:
     """A BeliefView (tomc/analysis/view.py) of `graphs` on `db`, as of `step`. Simulations
-    run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py)."""
+    run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py). `indexes`:
+    `db` may write, and makes search's full-text indexes when a search needs them (an
+    agent's read-only user cannot: its session makes them first)."""
 
     def __init__(self, db: Database, graphs: GraphNames, scenario: ScenarioModel, step: int,
-                 simulator: Optional[Callable] = None):
+                 simulator: Optional[Callable] = None, indexes: bool = False):
         self.db = db
+        self.indexes = indexes
         self.graphs = graphs
         self.scenario = scenario
         self.step = step
@@ -57,6 +62,31 @@ class GraphView:
         rows = self._rows(self.graphs.world, "read_told_paths.cypher",
                           {"holder": holder, "key": key, "value": value, "since": since})
         return [ToldPath(tuple(r["agents"]), tuple(r["steps"])) for r in rows]
+
+    def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
+        """Versions matching `terms`, through each graph's full-text index
+        (read_search.cypher; the indexes exist: tomc/runtime/search_index.py)."""
+        if self.indexes:
+            search_index.ensure(self.db, self.graphs, minds, truth)
+        graphs = [self.graphs.mind(a) for a in minds] + ([self.graphs.world] if truth else [])
+        found = []
+        for graph in graphs:
+            for r in self._rows(graph, "read_search.cypher",
+                                {"query": index_query(terms), "step": self.step}):
+                found.append(Held(tuple(r["chain"]), r["key"], r["value"], r["since"],
+                                  r["until"], r["kind"], r["rule"], r["source"],
+                                  tuple(r["support"] or ()), r["authority"]))
+        return found
+
+    def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
+        """Events matching `terms`, through the world graph's full-text index
+        (read_search_events.cypher)."""
+        if self.indexes:
+            search_index.ensure(self.db, self.graphs, (), True)
+        rows = self._rows(self.graphs.world, "read_search_events.cypher",
+                          {"query": index_query(terms), "step": self.step})
+        return [EventInfo(r["step"], r["kind"], r["text"], r["line"],
+                          tuple(sorted(r["witnesses"] or ()))) for r in rows]
 
     def simulate(self, events: Sequence):
         """A view after `events` happen on forks of the graphs (the engine's simulator)."""

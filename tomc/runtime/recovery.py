@@ -27,6 +27,12 @@ def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bo
     also moves the revision on (other writers see that something changed), if the
     scenario is still at `revision`; False (nothing done) if another writer committed
     since: whoever looks next finds the memory as it is then."""
+    return undo_events(db, graphs, [step], revision)
+
+
+def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: int) -> bool:
+    """`undo_event` of each of `steps` (a group committed together), latest first, in one
+    transaction."""
     try:
         with db.redis.pipeline(transaction=True) as pipe:
             pipe.watch(graphs.revision_key)
@@ -34,23 +40,24 @@ def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bo
                 return False
             existing = set(pipe.execute_command("GRAPH.LIST"))
             pipe.multi()
-            pipe.execute_command(*query_command(graphs.world,
-                                                render("undo.cypher", world=True),
-                                                {"step": step}))
-            for agent in graphs.agents:  # a write to a missing graph would create it
-                if graphs.mind(agent) in existing:
-                    pipe.execute_command(*query_command(graphs.mind(agent),
-                                                        render("undo.cypher", world=False),
-                                                        {"step": step}))
+            for step in sorted(steps, reverse=True):
+                pipe.execute_command(*query_command(graphs.world,
+                                                    render("undo.cypher", world=True),
+                                                    {"step": step}))
+                for agent in graphs.agents:  # a write to a missing graph would create it
+                    if graphs.mind(agent) in existing:
+                        pipe.execute_command(*query_command(
+                            graphs.mind(agent), render("undo.cypher", world=False),
+                            {"step": step}))
             pipe.set(graphs.revision_key, revision + 1)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:
         return False
     except redis.RedisError as err:
-        raise DatabaseUnavailable(f"could not undo step {step}: {err}") from None
+        raise DatabaseUnavailable(f"could not undo steps {steps}: {err}") from None
     failed = [r for r in replies if isinstance(r, Exception)]
     if failed:
-        raise DatabaseUnavailable(f"could not undo step {step}: {failed[0]}")
+        raise DatabaseUnavailable(f"could not undo steps {steps}: {failed[0]}")
     return True
 
 

@@ -23,12 +23,12 @@ then undoes the event on every graph (tomc/runtime/recovery.py).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import redis
 
 from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import DatabaseUnavailable, Replaced
 
 
 def _acknowledged(reply) -> int:
@@ -37,19 +37,42 @@ def _acknowledged(reply) -> int:
 
 
 class Writer:
-    """A connection of its own that commits a scenario's changes one transaction each."""
+    """A connection of its own that commits a scenario's changes one transaction each.
 
-    def __init__(self, db: Database, revision_key: str):
+    `incarnation`: (key, id) of a memory's incarnation (tomc/engine/keys.py), WATCHed with
+    the revision: a memory dropped and created again since the writer attached makes every
+    call raise `Replaced` instead of writing into the new one."""
+
+    def __init__(self, db: Database, revision_key: str,
+                 incarnation: Optional[tuple[str, Optional[str]]] = None):
         self.db = db
         self.key = revision_key
+        self.incarnation = incarnation
+        self.watch = ("WATCH", revision_key, *([incarnation[0]] if incarnation else []))
         self.connection: Optional[redis.Connection] = db.connection()
         self.watched: Optional[int] = None  # the revision read under the current WATCH
+
+    def _looks(self) -> list[tuple]:
+        """The commands that read the revision (and the incarnation) under the WATCH."""
+        gets = [("GET", self.key)]
+        return gets + ([("GET", self.incarnation[0])] if self.incarnation else [])
+
+    def _seen(self, replies: list) -> int:
+        """The revision from the replies of `_looks`; raises Replaced when the incarnation
+        is not the one this writer attached to."""
+        if self.incarnation and replies[1] != self.incarnation[1]:
+            self.watched = None
+            raise Replaced(f"the memory was dropped or created again since this session "
+                           f"attached (incarnation {self.incarnation[1]}, now "
+                           f"{replies[1]}): attach again")
+        self.watched = int(replies[0] or 0)
+        return self.watched
 
     def begin(self) -> int:
         """The current revision, read under WATCH (already known after a commit)."""
         if self.watched is None:
-            _, value = self._send([("WATCH", self.key), ("GET", self.key)])
-            self.watched = int(value or 0)
+            replies = self._send([self.watch, *self._looks()])
+            return self._seen(replies[1:])
         return self.watched
 
     def read(self, commands: list[tuple]) -> list:
@@ -60,41 +83,47 @@ class Writer:
                 raise DatabaseUnavailable(f"FalkorDB failed a read: {reply}")
         return replies
 
-    def commit(self, commands: list[tuple]) -> Optional[list]:
-        """Run `commands` in one transaction that also increments the revision; returns
-        their replies (an error reply is an exception object), or None if another writer
-        committed since `begin` (then nothing ran)."""
-        rev = self.begin() + 1
+    def commit(self, commands: list[tuple], revisions: int = 1,
+               extra: Sequence[tuple] = ()) -> Optional[list]:
+        """Run `commands`, then `extra` (bookkeeping: idempotency records, replies), in one
+        transaction that also moves the revision on by `revisions` (one per change it
+        holds); returns the replies of `commands` (an error reply is an exception object),
+        or None if another writer committed since `begin` (then nothing ran)."""
+        rev = self.begin() + revisions
+        looks = self._looks()
         wait = self.db.options.wait_replicas
         waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
-        batch = [("MULTI",), *commands, ("SET", self.key, rev), ("EXEC",), *waiting,
-                 ("WATCH", self.key), ("GET", self.key)]
+        batch = [("MULTI",), *commands, *extra, ("SET", self.key, rev), ("EXEC",), *waiting,
+                 self.watch, *looks]
         replies = self._send(batch)
-        executed, current = replies[-3 - len(waiting)], replies[-1]
-        self.watched = int(current or 0)
+        executed = replies[-len(looks) - 2 - len(waiting)]
+        self.watched = None
         if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
-        if executed is not None and waiting and _acknowledged(replies[-3]) < wait:
+        self._seen(replies[-len(looks):])
+        if executed is None:
+            return None
+        acknowledged = replies[-len(looks) - 2] if waiting else None
+        if waiting and _acknowledged(acknowledged) < wait:
             # Committed on the master, but a failover now could lose it: not acknowledged.
             raise DatabaseUnavailable(
-                f"revision {rev} was committed on the master but only {replies[-3]} of "
+                f"revision {rev} was committed on the master but only {acknowledged} of "
                 f"{wait} replicas confirmed it within {WAIT_TIMEOUT_MS} ms (wait_replicas): "
                 "it may be lost if the master fails now (docs/deployment.md)")
-        return None if executed is None else list(executed[:-1])
+        return list(executed[:len(commands)])
 
     def rewatch(self) -> int:
         """The current revision, read under a fresh WATCH (UNWATCH, WATCH, GET in one round
         trip): what other writers committed since this writer last looked."""
-        _, _, value = self._send([("UNWATCH",), ("WATCH", self.key), ("GET", self.key)])
-        self.watched = int(value or 0)
-        return self.watched
+        replies = self._send([("UNWATCH",), self.watch, *self._looks()])
+        return self._seen(replies[2:])
 
     def read_current(self, commands: list[tuple]) -> tuple[int, list]:
         """(the current revision, read under a fresh WATCH; the replies of read-only
         `commands`), in one round trip: a read that also says whether it is up to date."""
-        replies = self.read([("UNWATCH",), ("WATCH", self.key), ("GET", self.key), *commands])
-        self.watched = int(replies[2] or 0)
-        return self.watched, replies[3:]
+        looks = self._looks()
+        replies = self.read([("UNWATCH",), self.watch, *looks, *commands])
+        return self._seen(replies[2:2 + len(looks)]), replies[2 + len(looks):]
 
     def forget(self) -> None:
         """Drop the WATCH: the next `begin` reads the revision afresh."""

@@ -31,6 +31,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from tomc.analysis.search import DEFAULT_LIMIT
 from tomc.api import AccessDenied, Session, TomError
 from tomc.dsl.diagnostics import Diagnostic
 from tomc.runtime import tokens
@@ -210,6 +211,34 @@ def router(held: Memories):
     @api.get("/explain", summary="Why a chain believes what it does")
     def explain(name: str, who: Granted, chain: Chain, key: Key) -> JSONResponse:
         return ask(name, who, lambda s: s.explain(chain, key))
+
+    @api.get("/search", summary="Full-text search over keys, values, sources and events "
+                                "(an agent token: its own mind only)")
+    def search(name: str, who: Granted, text: Annotated[str, Query(examples=["outage"])],
+               limit: Annotated[int, Query(ge=1, le=HISTORY_LIMIT)] = DEFAULT_LIMIT) \
+            -> JSONResponse:
+        return ask(name, who, lambda s: s.search(text, limit=limit))
+
+    @api.get("/describe", summary="Agents, rooms, sources, procedures and keys written so far "
+                                  "(an agent token: what it may see)")
+    def describe(name: str, who: Granted) -> JSONResponse:
+        return ask(name, who, lambda s: s.describe())
+
+    @api.get("/who_knows_best", summary="Agents ranked by what they hold about a topic")
+    def who_knows_best(name: str, who: Granted,
+                       topic: Annotated[str, Query(examples=["redis"])]) -> JSONResponse:
+        return ask(name, who, lambda s: s.who_knows_best(topic))
+
+    @api.get("/open_tasks", summary="Announced tasks: open and unclaimed")
+    def open_tasks(name: str, who: Granted,
+                   chain: Annotated[Optional[list[str]], Query()] = None) -> JSONResponse:
+        return ask(name, who, lambda s: s.open_tasks(chain))
+
+    @api.get("/about", summary="What is held within N links of a subject")
+    def about(name: str, who: Granted, subject: Annotated[str, Query(examples=["helios_pause"])],
+              chain: Annotated[Optional[list[str]], Query()] = None,
+              within: Annotated[int, Query(ge=0, le=8)] = 2) -> JSONResponse:
+        return ask(name, who, lambda s: s.about(subject, for_=chain, within=within))
 
     @api.get("/context_for", summary="The context block before one agent talks to another")
     def context_for(name: str, who: Granted, agent: Agent, other: Agent) -> JSONResponse:

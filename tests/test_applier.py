@@ -1,0 +1,262 @@
+"""One applier per memory (tomc/engine/applier.py), idempotency keys and incarnations
+(docs/storage.md, "The applier", "Retries", "Incarnations"): writers submit to the applier
+`tomc serve` runs and get their steps back, no writer starves, a killed applier loses no
+acknowledged event and the next resumes, a retried write never applies twice, and a
+session attached to a dropped memory never writes into its successor. A real FalkorDB of
+its own (appliers serve every memory of a server), writers and appliers as separate
+processes where a kill matters."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import REPO
+from tomc.api import Session, TomError
+from tomc.engine import memory
+from tomc.engine.applier import serve_appliers
+from tomc.engine.keys import appliers_key, memory_key
+from tomc.runtime.connection import connect
+from tomc.runtime.errors import StaleWrite
+
+LEASE_S = 2
+SETUP = "agents A, B, C\nrooms r, s\nA, B, C enter r"
+APPLIER = ("import sys, threading\n"
+           "from tomc.runtime.connection import from_url\n"
+           "from tomc.engine.applier import serve_appliers\n"
+           f"serve_appliers(from_url(sys.argv[1]), threading.Event(), {LEASE_S})\n")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A FalkorDB of this module's own."""
+    with connect(None, tmp_path_factory.mktemp("applier") / "data") as db:
+        yield db
+
+
+@pytest.fixture
+def appliers(server):
+    """Appliers serving `server`, in a thread, for one test."""
+    stop = threading.Event()
+    thread = threading.Thread(target=serve_appliers, args=(server, stop, LEASE_S))
+    thread.start()
+    while not server.redis.exists(appliers_key()):
+        time.sleep(0.05)
+    yield server
+    stop.set()
+    thread.join()
+
+
+def _applier_process(url: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-c", APPLIER, url], env=env)
+
+
+def _fresh(db, name: str) -> None:
+    memory.drop(db, name)
+    with Session.attach(name, db=db) as s:
+        s.apply(SETUP)
+
+
+def test_writes_go_through_the_applier_and_get_their_steps(appliers):
+    _fresh(appliers, "ap_basic")
+    with Session.attach("ap_basic", db=appliers) as s:
+        events = s.apply("A says x.y = 1\nB tells C x.z = 2")
+        assert [e.step for e in events] == [2, 3]
+        assert appliers.redis.exists(memory_key("ap_basic", "applier"))  # its applier ran
+        assert s.believes("C", "x.z").values == ["2"]
+        with pytest.raises(StaleWrite):
+            s.apply("A says x.y = 3", after_step=1)
+        with pytest.raises(TomError) as bad:
+            s.apply("A tells Zed x.y = 1")
+        assert bad.value.diagnostics[0].code == "E101"
+        assert s.step == 3
+
+
+def test_a_claim_without_a_time_takes_the_time_it_is_applied_at(appliers):
+    _fresh(appliers, "ap_claim")
+    with Session.attach("ap_claim", db=appliers) as s:
+        before = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+        (event,) = s.apply("claim x.y = 1 from A")
+        after = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+        assert before <= event.time <= after
+        assert "clock " in s.export()
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["applier", "embedded"])
+def test_a_retry_with_the_same_key_returns_the_original_steps(server, served, request):
+    if served:
+        request.getfixturevalue("appliers")
+    name = f"ap_retry_{served}"
+    _fresh(server, name)
+    with Session.attach(name, db=server) as s:
+        first = s.apply("A says x.y = 1\nclaim x.z = 2 from B", idempotency_key="order-1")
+        again = s.apply("A says x.y = 1\nclaim x.z = 2 from B", idempotency_key="order-1")
+        assert [e.step for e in again] == [e.step for e in first] == [2, 3]
+        assert s.step == 3
+        assert s.apply("A says x.y = 1", idempotency_key="order-2")[0].step == 4
+
+
+def test_a_retry_after_a_killed_writer_applies_only_what_did_not_commit(server):
+    _fresh(server, "ap_killed")
+    batch = "\n".join(f"A says k{i}.v = {i}" for i in range(60))
+    code = ("import sys\nfrom tomc.api import Session\n"
+            "with Session.attach('ap_killed', db=sys.argv[1]) as s:\n"
+            "    s.apply(sys.stdin.read(), idempotency_key='batch-1')\n")
+    writer = subprocess.Popen([sys.executable, "-c", code, server.url], stdin=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": str(REPO)}, text=True)
+    writer.stdin.write(batch)
+    writer.stdin.close()
+    deadline = time.monotonic() + 120
+    while memory.read(server, "ap_killed").step < 5 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    cut = memory.read(server, "ap_killed").step
+    assert 5 <= cut < 61  # killed mid-batch
+    with Session.attach("ap_killed", db=server) as s:
+        events = s.apply(batch, idempotency_key="batch-1")
+        assert [e.step for e in events] == list(range(2, 62))
+        texts = Counter(e.text for e in s.history())
+    assert all(texts[f"A says k{i}.v = {i}"] == 1 for i in range(60))
+
+
+def test_a_failed_batch_says_which_statements_committed(server):
+    _fresh(server, "ap_partial")
+    batch = "\n".join(f"A says k{i}.v = {i}" for i in range(200))
+    s = Session.attach("ap_partial", db=server)
+
+    def drop_midway():
+        while memory.read(server, "ap_partial").step < 4:
+            time.sleep(0.01)
+        memory.drop(server, "ap_partial")
+
+    dropper = threading.Thread(target=drop_midway)
+    dropper.start()
+    with pytest.raises(TomError) as cut:
+        s.apply(batch)
+    dropper.join()
+    s.close()
+    assert cut.value.diagnostics[0].code == "E145"
+    steps = [e.step for e in cut.value.committed]
+    assert len(steps) >= 3 and steps == list(range(2, 2 + len(steps)))
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["applier", "embedded"])
+def test_a_session_of_a_dropped_memory_never_writes_into_the_new_one(server, served, request):
+    if served:
+        request.getfixturevalue("appliers")
+    name = f"ap_reborn_{served}"
+    _fresh(server, name)
+    old = Session.attach(name, db=server)
+    memory.drop(server, name)
+    with Session.attach(name, db=server) as new:
+        new.apply("agents A")
+        for call in (lambda: old.apply("A enters r"), lambda: old.ask("A believes x.y")):
+            with pytest.raises(TomError) as replaced:
+                call()
+            assert replaced.value.diagnostics[0].code == "E145"
+        new.refresh()
+        assert new.step == 0 and new.scenario.agents == ["A"]
+    old.close()
+
+
+WRITER = ("import sys, time\nfrom tomc.api import Session\n"
+          "url, me, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])\n"
+          "with Session.attach('ap_fair', db=url) as s:\n"
+          "    s.apply(f'{me} enters r')\n"
+          "    r = s._live.engine.db.redis\n"
+          "    r.rpush('test:fair:ready', me)\n"
+          "    while not r.exists('test:fair:start'): time.sleep(0.01)\n"
+          "    start, n = float(r.get('test:fair:start')), 0\n"
+          "    while time.time() < start: time.sleep(0.001)\n"
+          "    while time.time() < start + seconds:\n"
+          "        s.apply(f'{me} says {me}.n = {n}', idempotency_key=f'{me}-{n}')\n"
+          "        n += 1\n"
+          "    print(n)\n")
+
+
+@pytest.mark.slow
+def test_eight_writers_for_a_fixed_time_each_commit_within_twice_the_others(appliers):
+    memory.drop(appliers, "ap_fair")
+    appliers.redis.delete("test:fair:ready", "test:fair:start")
+    agents = [f"W{i}" for i in range(8)]
+    with Session.attach("ap_fair", db=appliers) as s:
+        s.apply(f"agents {', '.join(agents)}\nrooms r")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, appliers.url, a, "10"],
+                                env=env, stdout=subprocess.PIPE, text=True) for a in agents]
+    deadline = time.monotonic() + 240
+    while appliers.redis.llen("test:fair:ready") < len(agents):  # all attached
+        assert time.monotonic() < deadline and all(w.poll() is None for w in writers)
+        time.sleep(0.1)
+    appliers.redis.set("test:fair:start", time.time() + 0.5)
+    counts = [int(w.communicate(timeout=300)[0]) for w in writers]
+    appliers.redis.delete("test:fair:ready", "test:fair:start")
+    assert min(counts) > 0 and max(counts) <= 2 * min(counts), counts
+    with Session.attach("ap_fair", db=appliers) as s:
+        texts = Counter(e.text for e in s.history())
+    assert max(texts.values()) == 1  # no event twice
+    assert sum(texts[f"{a} says {a}.n = {n}"] for a, c in zip(agents, counts)
+               for n in range(c)) == sum(counts)
+
+
+@pytest.mark.slow
+def test_a_killed_applier_loses_no_acknowledged_event_and_the_next_resumes(server):
+    memory.drop(server, "ap_kill")
+    with Session.attach("ap_kill", db=server) as s:
+        s.apply(SETUP)
+    applier = _applier_process(server.url)
+    acknowledged: list[list[int]] = [[] for _ in range(4)]
+    torn: list[str] = []
+
+    def write(w: int) -> None:
+        with Session.attach("ap_kill", db=server) as s:
+            for n in range(40):
+                # two events per request: a reader sees both or neither
+                s.apply(f"A says w{w}.n{n} = 1\nB says w{w}.n{n} = 2",
+                        idempotency_key=f"w{w}-{n}")
+                acknowledged[w].append(n)
+
+    def read(stop: threading.Event) -> None:
+        with Session.attach("ap_kill", db=server) as s:
+            while not stop.is_set():
+                keys = Counter(e.text.split()[2] for e in s.history()[3:])
+                torn.extend(k for k, c in keys.items() if c != 2)
+
+    while not server.redis.exists(appliers_key()):
+        time.sleep(0.05)
+    stop = threading.Event()
+    reader = threading.Thread(target=read, args=(stop,))
+    reader.start()
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in writers:
+        t.start()
+    while memory.read(server, "ap_kill").step < 40:
+        time.sleep(0.01)
+    applier.send_signal(signal.SIGKILL)  # mid-batch: four writers keep it busy
+    applier.wait()
+    replacement = _applier_process(server.url)
+    try:
+        for t in writers:
+            t.join(timeout=300)
+        stop.set()
+        reader.join()
+    finally:
+        replacement.send_signal(signal.SIGKILL)
+        replacement.wait()
+    assert all(a == list(range(40)) for a in acknowledged)
+    with Session.attach("ap_kill", db=server) as s:
+        texts = Counter(e.text for e in s.history())
+    for w in range(4):
+        for n in range(40):
+            assert texts[f"A says w{w}.n{n} = 1"] == 1 and texts[f"B says w{w}.n{n} = 2"] == 1
+    assert not torn

@@ -1,0 +1,129 @@
+"""Search (docs/language.md, "Search"): the same ranked hits on both engines, scoped to who
+asks (an agent never finds another mind's value, whatever its query holds), through the
+API, the CLI and the .tom question form."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from test_memory import tomc
+from tomc.api import Session, TomError
+from tomc.engine import memory
+from tomc.search_text import MAX_TERMS, terms
+
+STORY = """agents Maya, Billing, Zed
+rooms chat, vault
+Maya, Billing enter chat
+Billing says payments_outage.cause = "db failover"
+Billing tells Maya refund_4411.status = approved
+Billing says payments_outage.window = "02:00-03:10"
+Billing says payments_outage.cause = "expired certificate"
+Zed enters vault
+in vault: payments_outage.secret = zed_only_payments
+Zed tells Zed vault.code = 4411"""
+SECRETS = {"zed_only_payments", "4411"}
+# Queries a model or a person might send: index syntax of every kind, wildcards, quotes,
+# injection attempts, a parameter name, text far longer than any key, other scripts.
+CRAFTED = ["*", "payments*", "%payments%", "@words:payments", "@key:secret", "secret | zed",
+           "-refund", "(zed_only)", '"zed only"', "zed\\", "' RETURN 1 //", "$query",
+           "~zed", "{zed}", "zed* | *", "payments " * 5000, "z" * 100_000, "sécret 秘密 zed",
+           "4411", "ZED_ONLY", "", "   ", "\n\t"]
+
+
+@pytest.fixture
+def story(db):
+    memory.drop(db, "search_story")
+    with Session.attach("search_story", db=db) as session:
+        session.apply(STORY.replace("Zed tells Zed vault.code = 4411",
+                                    "Zed sets vault.code = 4411"))
+    yield "search_story"
+    memory.drop(db, "search_story")
+
+
+def test_terms_are_words_only_and_bounded():
+    assert terms("What did we discuss about the payments outage?") == (
+        "discuss", "payments", "outage")
+    assert terms("@key:{x} | -y* \"z\"") == ("key", "x", "y", "z")
+    assert terms("the") == ("the",)  # only question words: they are the query
+    assert len(terms("w" + " w".join(str(i) for i in range(100)))) == MAX_TERMS
+    assert terms("z" * 1000) == ("z" * 64,)
+
+
+@pytest.mark.parametrize("query", ["payments outage", "what caused the outage", "refund",
+                                   "cert", "4411", "failover 02", "nothing_like_it"])
+def test_both_engines_find_and_rank_the_same(db, query):
+    story = STORY.replace("Zed tells Zed vault.code = 4411", "Zed sets vault.code = 4411")
+    found = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="search_both", engine=engine, db=db) as session:
+            session.apply(story)
+            found.append(session.search(query).to_json())
+    assert found[0] == found[1]
+    if query == "payments outage":
+        first = next(h for h in found[0]["hits"] if h["chain"] == ["Maya"])
+        assert (first["key"], first["value"], first["current"]) == (
+            "payments_outage.cause", "expired certificate", True)
+        closed = next(h for h in found[0]["hits"] if h["value"] == "db failover")
+        assert closed["until"] == 5 and closed["event"].startswith("Billing says")
+
+
+def test_an_agent_finds_only_its_own_mind_whatever_the_query(db, story):
+    with Session.attach(story, db=db) as supervisor:
+        everything = supervisor.search("zed only payments")
+        assert {h.value for h in everything.hits} >= {"zed_only_payments"}
+    with Session.attach(story, db=db, as_agent="Maya") as maya:
+        for query in CRAFTED:
+            found = maya.search(query, limit=1000)
+            assert found.events == []
+            assert all(h.chain[0] == "Maya" for h in found.hits), query[:40]
+            assert not {h.value for h in found.hits} & SECRETS, query[:40]
+        assert {h.value for h in maya.search("payments").hits} == {
+            "db failover", "02:00-03:10", "expired certificate"}
+        with pytest.raises(TomError):
+            maya.search("x", limit=0)
+
+
+def test_the_tom_form_and_the_cli(db, story):
+    with Session.attach(story, db=db, as_agent="Maya") as maya, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        answer = maya.ask('expect search "payments zed" keys = {payments_outage.cause, '
+                          'payments_outage.window}')
+        assert answer.passed, answer.actual
+    shown = tomc("memory", "search", story, "payments outage", "--json", "--as", "Zed",
+                 url=db.url)
+    assert shown.returncode == 0, shown.stderr
+    hits = json.loads(shown.stdout)["hits"]
+    assert [(h["chain"], h["value"]) for h in hits] == [(["Zed"], "zed_only_payments")]
+    text = tomc("memory", "search", story, "certificate", url=db.url)
+    assert text.returncode == 0 and "Maya: payments_outage.cause = expired certificate" \
+        in text.stdout and "event step 5" in text.stdout
+    bad = tomc("memory", "search", story, "x", "--limit", "0", url=db.url)
+    assert bad.returncode == 2
+
+
+def test_who_knows_best_says_a_full_tie_out_loud(db):
+    with Session.open(name="best_tie", engine="reference") as session:
+        session.apply("agents Ananya, Dev\nrooms eng\nAnanya, Dev enter eng\n"
+                      "in eng: kafka.skilled = Dev\nin eng: kafka.expert = Ananya")
+        ranking = session.who_knows_best("kafka")
+    assert [c.agent for c in ranking.ranking] == ["Ananya", "Dev"]
+    assert ranking.ties == ["tie: Ananya and Dev are equal on every count (listed by name)"]
+    assert ranking.items("first") == []
+
+
+def test_describe_names_what_the_reader_may_know_of(db, story):
+    with Session.attach(story, db=db) as supervisor:
+        everything = supervisor.describe().to_json()
+    assert everything["agents"] == ["Maya", "Billing", "Zed"] and everything["step"] == 8
+    assert [(k["key"], k["events"], k["last_step"]) for k in everything["keys"]] == [
+        ("payments_outage.cause", 2, 5), ("payments_outage.secret", 1, 7),
+        ("payments_outage.window", 1, 4), ("refund_4411.status", 1, 3), ("vault.code", 1, 8)]
+    shown = tomc("memory", "describe", story, "--as", "Maya", "--json", url=db.url)
+    assert shown.returncode == 0, shown.stderr
+    mine = json.loads(shown.stdout)
+    assert mine["agent"] == "Maya" and mine["step"] == 8
+    assert {k["key"] for k in mine["keys"]} == {"payments_outage.cause",
+                                                 "payments_outage.window", "refund_4411.status"}

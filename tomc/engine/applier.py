@@ -1,0 +1,429 @@
+"""One applier per memory: the writer that commits what every other process submits
+(docs/storage.md, "The applier").
+
+Writers (`Session.apply`, `tomc memory apply`, MCP `record`) push requests on the memory's
+queue (tomc/runtime/submit.py) and wait for their reply. The applier, holding the memory's
+lease (`memory_key(NAME, 'applier')`, renewed every second), moves what is queued to its
+processing list (BLMOVE: a request is never only in the applier's memory), checks each
+request after the ones before it, and commits the events of many requests in ONE
+MULTI/EXEC (group commit): each event keeps its own step, and the same transaction holds
+each statement's idempotency record, each request's reply and its removal from the
+processing list. So a reader sees a request whole or not at all, and an acknowledged
+request is committed. Requests are taken in arrival order, so no writer starves and no
+race is lost.
+
+An applier killed mid-batch leaves its requests in the processing list; the next one to
+take the lease puts them back at the head of the queue, undoes a half-applied event, and
+applies them again: what committed before has its idempotency records, so it is answered
+with its original steps and not applied twice.
+
+A request holding a declaration (`agents`, `rooms`), or an event that reads the graphs
+before it is compiled (tomc/compiler/reads.py), commits alone, one transaction per
+statement, as an embedded writer does (tomc/engine/writes.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional
+
+import redis
+
+from tomc.dsl import ast
+from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
+from tomc.engine import event_codec, memory, writes
+from tomc.engine.base import Behind
+from tomc.engine.keys import appliers_key, memory_key
+from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
+from tomc.runtime.connection import Database
+from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite
+from tomc.runtime.submit import REPLY_TTL_S
+
+LEASE_S = 5
+BATCH = 64
+# A group that keeps losing races to embedded writers (not through the applier).
+MAX_TRIES = 100
+
+
+@dataclass
+class Request:
+    """A queued write: its JSON `raw` (as queued: LREM removes it by value), the fields
+    of it, and what checking found (`parsed` statements, what is `left` to commit)."""
+
+    raw: str
+    fields: dict
+    parsed: list = field(default_factory=list)
+    left: Optional[writes.Pending] = None
+
+
+class Applier:
+    """The applier of memory `name` on `db` (run `run(stop)` in a thread or process)."""
+
+    def __init__(self, db: Database, name: str, lease_s: float = LEASE_S):
+        self.db = db.shard(memory_key(name))  # every key of the memory is on its shard
+        self.name = name
+        self.lease_s = lease_s
+        self.token = uuid.uuid4().hex
+        self.live: Optional[LiveScenario] = None
+        self.incarnation: Optional[str] = None
+        self.queue = memory_key(name, "queue")
+        self.processing = memory_key(name, "processing")
+        self.lease = memory_key(name, "applier")
+
+    # ---------------------------------------------------------------- the loop
+
+    def run(self, stop: threading.Event, idle_s: Optional[float] = None) -> None:
+        """Apply requests until `stop` is set (or nothing came for `idle_s` seconds)."""
+        last = time.monotonic()
+        try:
+            while not stop.is_set():
+                if not self._hold():
+                    stop.wait(self.lease_s / 5)
+                    continue
+                try:
+                    batch = self._take()
+                    if batch:
+                        self._apply(batch)
+                        last = time.monotonic()
+                    elif idle_s is not None and time.monotonic() - last > idle_s:
+                        return
+                except (DatabaseUnavailable, redis.RedisError):
+                    # Lost the server or the state: start again from what is stored, the
+                    # batch back in the queue (what of it committed has its records).
+                    self._close()
+                    stop.wait(0.5)
+                    try:
+                        self._requeue()
+                    except redis.RedisError:
+                        pass
+        finally:
+            self._close()
+            try:
+                if self.db.redis.get(self.lease) == self.token:
+                    self.db.redis.delete(self.lease)
+            except redis.RedisError:
+                pass
+
+    def _hold(self) -> bool:
+        """Take or renew the lease; on taking it, resume what a previous applier left."""
+        r = self.db.redis
+        if r.get(self.lease) == self.token:
+            r.expire(self.lease, int(self.lease_s))
+            return True
+        if not r.set(self.lease, self.token, nx=True, ex=int(self.lease_s)):
+            return False
+        self._close()
+        self._requeue()
+        return True
+
+    def _requeue(self) -> None:
+        """The requests being applied back at the head of the queue, in their order."""
+        while self.db.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
+            pass
+
+    def _close(self) -> None:
+        if self.live is not None:
+            self.live.engine.close()
+        self.live = None
+
+    def _attach(self) -> Optional[LiveScenario]:
+        """The memory's live scenario (its half-applied event undone), or None if it does
+        not exist."""
+        if self.live is None:
+            from tomc.api import attached  # the API's attach, without a session
+            stored = memory.read(self.db, self.name)
+            if stored is None:
+                return None
+            self.live = attached(self.db, stored)
+            self.incarnation = self.live.engine.incarnation[1]
+        return self.live
+
+    def _take(self) -> list[Request]:
+        """The requests queued, oldest first (at most BATCH), moved to processing; waits
+        up to a second for the first."""
+        r = self.db.redis
+        first = r.blmove(self.queue, self.processing, 1, "LEFT", "RIGHT")
+        if first is None:
+            return []
+        pipe = r.pipeline(transaction=False)
+        for _ in range(BATCH - 1):
+            pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
+        raws = [first] + [x for x in pipe.execute() if x is not None]
+        return [Request(raw, json.loads(raw)) for raw in raws]
+
+    # ---------------------------------------------------------------- a batch
+
+    def _apply(self, batch: list[Request]) -> None:
+        rest = list(batch)
+        while rest and self._attach() is None:
+            first = rest.pop(0)
+            if self._create(first) is not None:
+                rest.insert(0, first)
+        if not rest:
+            return
+        try:
+            self.live.catch_up()  # embedded writers (no applier) may have committed
+        except Replaced:  # dropped and created again: start from the new memory
+            self._close()
+            self._apply(rest)
+            return
+        self._run(rest)
+
+    def _run(self, batch: list[Request]) -> None:
+        """Check the requests in order, committing them in groups."""
+        group: list[Request] = []
+        for request in batch:
+            if group and request.fields["key"] in {g.fields["key"] for g in group}:
+                self._commit(group)  # the same write twice: the second sees the first
+                group = []
+            alone = self._check(request)
+            if alone is None:
+                continue  # answered already
+            if alone:
+                self._commit(group)
+                group = []
+                self._commit_alone(request)
+            else:
+                group.append(request)
+        self._commit(group)
+
+    def _create(self, request: Request) -> Optional[LiveScenario]:
+        """Create the memory for its first request (its `create` policy), checked first:
+        bad input creates nothing. None when the request was answered instead."""
+        from tomc.api import TomError, check_new_memory, create_memory
+        policy = request.fields.get("create")
+        if policy is None:
+            self._answer(request, {"error": "no_memory",
+                                   "message": f"no memory called {self.name!r}"})
+            return None
+        try:
+            check_new_memory(self.name, request.fields["text"], policy)
+            create_memory(self.db, self.name, policy)
+        except TomError as err:
+            self._answer(request, _diagnostics(err.diagnostics, err.text))
+            return None
+        return self._attach()
+
+    def _check(self, request: Request) -> Optional[bool]:
+        """Check `request` after everything before it: None when it was answered (bad
+        input, stale, a replaced memory, or committed before under its key); else whether
+        it must commit alone (the checker has then taken nothing of it), or False with its
+        statements taken by the checker, to commit with the group."""
+        from tomc.api import TomError, refuse, same_policy, statements_of
+        f = request.fields
+        if f.get("incarnation") not in (None, self.incarnation) \
+                and memory.incarnation(self.db, self.name)[1] != self.incarnation:
+            self._close()  # this applier's memory was dropped: take the new one
+            if self._attach() is None:
+                self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
+                return None
+        live = self.live
+        if f.get("incarnation") not in (None, self.incarnation):
+            self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
+            return None
+        stored = live.scenario.policy.name
+        if f.get("policy") is not None and not same_policy(f["policy"], stored):
+            self._answer(request, _diagnostics([Diagnostic(
+                "E144", f"memory {self.name!r} uses policy {stored!r}, not {f['policy']!r}",
+                None, f"memory {self.name}",
+                hint="leave the policy out to attach, or drop the memory first")], ""))
+            return None
+        try:
+            text, parsed = statements_of(f["text"])
+            refuse(parsed, text, True)
+        except TomError as err:
+            self._answer(request, _diagnostics(err.diagnostics, err.text))
+            return None
+        request.parsed = parsed
+        done = writes.recorded(self.db, self.name, f["key"], len(parsed))
+        if all(step is not None for step in done):
+            left = writes.pending(parsed, done, self.name, f["key"], None, writes.now())
+            self._answer(request, _events(writes.merged(live, left, []), step=live.step))
+            return None
+        after = f.get("after_step") if not any(s is not None for s in done) else None
+        if after is not None and after != live.step:
+            self._answer(request, {"error": "stale", "expected": after, "actual": live.step,
+                                   "message": str(StaleWrite(after, live.step))})
+            return None
+        left = writes.pending(parsed, done, self.name, f["key"], live.checker.clock,
+                              writes.now())
+        request.left = left
+        policy = live.scenario.policy
+        if any(isinstance(s, DECLARATIONS) and not isinstance(s, ast.Clock)
+               for s in left.statements) or left.done:
+            return True
+        mark = live.checker.mark()
+        try:
+            events, _ = live.checker.add(left.statements, CHANGES, path="<apply>",
+                                         canonical=True)
+        except DiagnosticError as err:
+            live.checker.reset(mark)
+            self._answer(request, _diagnostics(err.diagnostics, text))
+            return None
+        if not all(live.engine.groupable(e, policy) for e in events):
+            live.checker.reset(mark)
+            return True
+        request.fields["_mark"] = mark
+        return False
+
+    def _commit(self, group: list[Request], tries: int = 0) -> None:
+        """Commit the checked requests of `group` in one transaction with their records,
+        replies and removal from processing; on a lost race (an embedded writer), check
+        them again; on a failed statement, commit each alone (only the failing one
+        fails)."""
+        if not group:
+            return
+        live = self.live
+        statements = [s for r in group for s in r.left.statements]
+        step = len(live.scenario.events) - sum(
+            not isinstance(s, DECLARATIONS) for s in statements) + 1
+        extra, answers = [], []
+        for request in group:
+            events = []
+            for statement, indexes in zip(request.left.statements, request.left.records):
+                at = 0
+                if not isinstance(statement, DECLARATIONS):
+                    at = step
+                    events.append(live.scenario.events[step - 1])
+                    step += 1
+                extra += [writes.record(self.name, request.fields["key"], i, at)
+                          for i in indexes]
+            answers.append((request, events))
+        mark = group[0].fields["_mark"]
+        try:
+            live.apply_together(statements, [*extra, *self._replies(answers,
+                                                                   live.engine.revision)])
+        except Behind:
+            if tries >= MAX_TRIES:
+                raise DatabaseUnavailable(f"memory {self.name}: writers outside the applier "
+                                          "kept committing first") from None
+            live.checker.reset(mark)
+            live.catch_up()
+            self._run(group)
+        except Replaced:
+            self._close()
+            if self._attach() is None:
+                for request in group:
+                    self._answer(request, {"error": "replaced",
+                                           "message": _replaced(self.name)})
+            else:
+                self._run(group)
+        except DatabaseUnavailable as err:
+            live.checker.reset(mark)
+            live.catch_up()
+            if len(group) == 1:
+                self._answer(group[0], {"error": "unavailable", "message": str(err),
+                                        "committed": []})
+                return
+            for request in group:
+                self._run([request])
+
+    def _replies(self, answers: list[tuple[Request, list]], base: int) -> list[tuple]:
+        """The commands answering each request with its events (lines as they will be
+        numbered: the memory's revision after the group) and removing it from processing."""
+        out = []
+        revision = base
+        for request, events in answers:
+            numbered = []
+            for statement in request.left.statements:
+                revision += 1
+                if not isinstance(statement, DECLARATIONS):
+                    numbered.append(revision)
+            body = _events([*[self.live.scenario.events[s - 1] for _, s in request.left.done
+                              if s > 0], *events], lines=dict(zip([e.step for e in events],
+                                                                  numbered)))
+            out += self._answer_commands(request, body)
+        return out
+
+    def _commit_alone(self, request: Request) -> None:
+        """A request committed statement by statement, as an embedded writer does."""
+        live, f = self.live, request.fields
+        try:
+            done = writes.recorded(self.db, self.name, f["key"], len(request.parsed))
+            events = writes.write(live, self.name, request.parsed, f["key"],
+                                  f.get("after_step"), done)
+            body = _events(events, step=live.step)
+        except DiagnosticError as err:
+            body = _diagnostics(err.diagnostics, f["text"], err)
+        except StaleWrite as err:
+            body = {"error": "stale", "expected": err.expected, "actual": err.actual,
+                    "message": str(err), "committed": _events(err.committed)["events"]}
+        except Replaced:
+            self._close()
+            body = {"error": "replaced", "message": _replaced(self.name)}
+        except DatabaseUnavailable as err:
+            body = {"error": "unavailable", "message": str(err),
+                    "committed": _events(err.committed)["events"]}
+        self._answer(request, body)
+
+    def _answer(self, request: Request, body: dict) -> None:
+        pipe = self.db.redis.pipeline(transaction=True)
+        for command in self._answer_commands(request, body):
+            pipe.execute_command(*command)
+        pipe.execute()
+
+    def _answer_commands(self, request: Request, body: dict) -> list[tuple]:
+        reply = request.fields["reply"]
+        return [("RPUSH", reply, json.dumps(body)), ("EXPIRE", reply, REPLY_TTL_S),
+                ("LREM", self.processing, 1, request.raw)]
+
+
+def _replaced(name: str) -> str:
+    return (f"memory {name!r} was dropped or created again since this session attached: "
+            "attach again")
+
+
+def _events(events: list, lines: Optional[dict] = None, step: int = 0) -> dict:
+    """A reply's events (`lines`: step -> line, for events numbered at commit) and the
+    memory's step after them (at least `step`)."""
+    lines = lines or {}
+    numbered = [dataclasses.replace(e, line=lines.get(e.step, e.line)) for e in events]
+    return {"events": [{"step": e.step, "kind": e.kind, "text": e.text, "line": e.line,
+                        "witnesses": sorted(e.witnesses)} for e in numbered],
+            "whole": [event_codec.dump(e) for e in numbered],
+            "step": max([e.step for e in events], default=step)}
+
+
+def _diagnostics(diagnostics: list[Diagnostic], text: str, err=None) -> dict:
+    committed = getattr(err, "committed", []) if err is not None else []
+    return {"error": "diagnostics", "text": text, "committed": _events(committed)["events"],
+            "message": "\n".join(d.render(text) for d in diagnostics),
+            "diagnostics": [{"code": d.code, "message": d.message, "path": d.path,
+                             "hint": d.hint,
+                             "span": d.span.model_dump() if d.span else None}
+                            for d in diagnostics]}
+
+
+# ---------------------------------------------------------------- many memories
+
+
+def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S) -> None:
+    """Run an applier for every memory that has requests, each in a thread of its own,
+    until `stop` is set: what `tomc serve` runs. Keeps the heartbeat `appliers_key()`
+    alive, so clients know to submit (tomc/runtime/submit.py)."""
+    running: dict[str, threading.Thread] = {}
+    r = db.redis
+    for stored in memory.stored(db):  # requests a killed applier left
+        if r.exists(memory_key(stored.name, "queue"), memory_key(stored.name, "processing")):
+            r.rpush(appliers_key("wake"), stored.name)
+    while not stop.is_set():
+        r.set(appliers_key(), "1", ex=int(lease_s))
+        woken = r.blpop([appliers_key("wake")], 1)
+        if woken is None:
+            continue
+        name = woken[1]
+        thread = running.get(name)
+        if thread is None or not thread.is_alive():
+            applier = Applier(db, name, lease_s)
+            thread = threading.Thread(target=applier.run, args=(stop,), daemon=True,
+                                      name=f"applier {name}")
+            running[name] = thread
+            thread.start()
+    r.delete(appliers_key())
+    for thread in running.values():
+        thread.join(timeout=lease_s)

@@ -1,0 +1,49 @@
+"""Every key of a memory is named here, `memory_key(NAME, ...)`: `tomem:{NAME}:...`, the
+braces a Redis Cluster hash tag (one slot, one shard: tomc/engine/memory.py).
+
+A memory `NAME` keeps, beside its graphs (tomc/engine/memory.py) and revision key:
+
+- `tomem:{NAME}:incarnation`: an id made when the memory is created; a session attached to
+  an earlier memory of the same name is refused (docs/storage.md, "Incarnations");
+- `tomem:{NAME}:keys`: the hash of idempotency keys, `KEY#I` -> the step statement I of the
+  write called KEY committed as (0 for a declaration), written in the statement's own
+  transaction (docs/storage.md, "Retries");
+- `tomem:{NAME}:queue`, `tomem:{NAME}:processing`, `tomem:{NAME}:applier`,
+  `tomem:{NAME}:reply:ID`: the applier's request list, the requests it is applying, its
+  lease, and the reply list of one request (tomc/engine/applier.py).
+
+This module imports nothing heavy: the thin client of `tomc memory apply` uses it.
+"""
+
+from __future__ import annotations
+
+from tomc.names import graph_key
+
+PREFIX = "tomem"
+
+
+def memory_tag(name: str) -> str:
+    """The hash tag of memory `name`: `{KEY}` with KEY its name through `graph_key`, and `{`
+    and `}` escaped too (`%7B`, `%7D`), so the tag is the whole name and ends where it
+    should (Redis hashes what lies between the first `{` and the next `}`)."""
+    return "{" + graph_key(name).replace("{", "%7B").replace("}", "%7D") + "}"
+
+
+def memory_key(name: str, *parts: str) -> str:
+    """The key `tomem:{NAME}:PART:...` of memory `name`: every key of a memory is named
+    here, so they all share its hash tag (one slot, one shard). Each part goes through
+    `graph_key` (an agent's name cannot add a `:` or a glob character);
+    `memory_key("support", "mind", "Maya")` is `tomem:{support}:mind:Maya`."""
+    return ":".join([PREFIX, memory_tag(name), *(graph_key(p) for p in parts)])
+
+
+
+def idempotency_field(key: str, index: int) -> str:
+    """The field of statement `index` of the write called `key` in `memory_key(.., 'keys')`."""
+    return f"{key}#{index}"
+
+
+def appliers_key(*parts: str) -> str:
+    """The server-wide keys of the appliers `tomc serve` runs: `tomc:appliers` (its
+    heartbeat) and `tomc:appliers:wake` (names of memories a request was queued for)."""
+    return ":".join(("tomc", "appliers", *parts))

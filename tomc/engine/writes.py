@@ -1,0 +1,104 @@
+"""One write to a memory, as both writing paths take it: the embedded one (a `Session`
+committing itself) and the applier's (tomc/engine/applier.py).
+
+A write is a list of statements and an idempotency key (docs/storage.md, "Retries"):
+statement `i` of the write called `KEY` commits with the record `KEY#i` -> its step (0 for a
+declaration) in its own transaction, so a write retried with the same key applies only
+the statements no record says committed, and returns the original steps of the others.
+A claim with no `at` takes the time it is applied at (`stamped`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Optional, Sequence
+
+from tomc.dsl import ast
+from tomc.dsl.program import AnyEvent
+from tomc.engine.keys import idempotency_field, memory_key
+from tomc.engine.live import LiveScenario, Record
+from tomc.runtime.connection import Database
+
+
+@dataclass
+class Pending:
+    """What is left of a write: `statements` (stamped), `records[i]` the commands that
+    record statement i (none for a clock line the stamping added), and `done`: (index,
+    step) of the statements a record says committed already."""
+
+    statements: list
+    records: list[tuple]
+    done: list[tuple[int, int]]
+
+
+def now() -> str:
+    """The time now, canonical (UTC, to the second): when a claim is applied to a memory."""
+    return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def record(name: str, key: str, index: int, step: int) -> tuple:
+    """The command that records statement `index` of write `key` as committed at `step`."""
+    return ("HSET", memory_key(name, "keys"), idempotency_field(key, index), step)
+
+
+def recorded(db: Database, name: str, key: str, count: int) -> list[Optional[int]]:
+    """The step each of the `count` statements of write `key` committed at (0: a
+    declaration), None for one not committed."""
+    values = db.redis.hmget(memory_key(name, "keys"),
+                            [idempotency_field(key, i) for i in range(count)])
+    return [None if v is None else int(v) for v in values]
+
+
+def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
+            clock: Optional[str], at: str) -> Pending:
+    """The statements of a write still to commit, each with its record, and `clock AT`
+    before the first claim (or ending) that nothing before it in the write gave a time: a
+    claim's `at` is when its source published it, so without this its event would take the
+    time of the memory's previous timed event, and "what did we know on D" would count it
+    too early (docs/storage.md, "Time"). Not when the clock is already at or after `at`."""
+    out = Pending([], [], [(i, s) for i, s in enumerate(done) if s is not None])
+    timed = False
+    for index, statement in enumerate(parsed):
+        if done[index] is not None:
+            continue
+        if isinstance(statement, (ast.Claim, ast.EndedClaim)) and not timed:
+            if clock is None or at > clock:
+                out.statements.append(ast.Clock(time=at))
+                out.records.append(())
+            timed = True
+        timed = timed or (isinstance(statement, ast.Timed) and statement.at is not None)
+        out.statements.append(statement)
+        out.records.append((index,))
+    return out
+
+
+def with_records(left: Pending, name: str, key: str) -> list[Record]:
+    """`left.records` as LiveScenario.apply takes them: step -> the commands recording
+    the statement (none for a clock line the stamping added)."""
+    return [(lambda step, indexes=indexes: [record(name, key, i, step) for i in indexes])
+            for indexes in left.records]
+
+
+def write(live: LiveScenario, name: str, parsed: list, key: str,
+          after_step: Optional[int], done: Sequence[Optional[int]],
+          path: str = "<apply>") -> list[AnyEvent]:
+    """Commit what is left of a write (`done`: `recorded` for it) through `live`, each
+    statement in its own transaction with its record; returns every event of the write
+    (the ones committed before with their original steps). `after_step` is checked only
+    when nothing of the write committed before. Raises as LiveScenario.apply."""
+    left = pending(parsed, done, name, key, live.checker.clock, now())
+    if left.done:
+        live.catch_up()
+        after_step = None
+    records = with_records(left, name, key)
+    events = live.apply(left.statements, path, after_step, records) if left.statements \
+        else []
+    return merged(live, left, events)
+
+
+def merged(live: LiveScenario, left: Pending, events: list[AnyEvent]) -> list[AnyEvent]:
+    """The events of a write in statement order: those committed before (from the
+    scenario, by step) and `events` just committed."""
+    earlier = [live.scenario.events[step - 1] for _, step in left.done if step > 0]
+    return sorted(earlier + list(events), key=lambda e: e.step)

@@ -1,0 +1,121 @@
+"""What a `Session` may read, as an object (tomc/api.py): every mind through the engine
+(`EngineReader`), or one agent's own mind through its read-only FalkorDB user
+(`AgentReader`, docs/storage.md "Private minds"), which refuses the rest with AccessDenied.
+The session asks its reader instead of branching on who it reads as."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional, Sequence
+
+from tomc.analysis import answer as analyses
+from tomc.analysis.view import BeliefView
+from tomc.answers import Answer
+from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine.live import LiveScenario
+from tomc.readiness import ReadyAnswer
+from tomc.runtime import queries
+from tomc.runtime.connection import Database
+from tomc.runtime.errors import AccessDenied
+from tomc.runtime.graph_view import GraphView
+
+
+class EngineReader:
+    """Every mind, through the session's engine (a session that is not an agent's)."""
+
+    agent: Optional[str] = None
+    # Belief and readiness reads may check the revision in their own round trip
+    # (engine.answer_if_current): the engine's reads are the session's.
+    direct = True
+
+    def __init__(self, live: LiveScenario):
+        self.live = live
+
+    def scenario(self, history: Callable[[], list[AnyEvent]]) -> ScenarioModel:
+        return self.live.scenario
+
+    def events(self, events: list[AnyEvent]) -> list[AnyEvent]:
+        return events
+
+    def writable(self) -> None:
+        """Writing is allowed."""
+
+    def chain(self, chain: Sequence[str]) -> None:
+        """Every chain may be read."""
+
+    def whole(self, what: str) -> None:
+        """The whole memory may be read (`what`: export, a view of every mind)."""
+
+    def belief(self, query: QueryModel) -> Answer:
+        return self.live.engine.answer(query)
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        return self.live.engine.ready(query)
+
+    def analysis(self, query, step: int):
+        return analyses.answer(self.view(step), query)
+
+    def view(self, step: int) -> BeliefView:
+        return self.live.engine.view(step)
+
+    def mind_view(self, scenario: ScenarioModel, step: int) -> BeliefView:
+        return self.view(step)
+
+
+class AgentReader(EngineReader):
+    """One agent's mind, through its own read-only FalkorDB user `db`: chains that start
+    with `agent`, the events it witnessed, and its own `context_for`; anything else, and
+    writing, raises AccessDenied (FalkorDB refuses it underneath too)."""
+
+    direct = False
+
+    def __init__(self, live: LiveScenario, agent: str, db: Database):
+        super().__init__(live)
+        self.agent = agent
+        self.db = db
+
+    def scenario(self, history: Callable[[], list[AnyEvent]]) -> ScenarioModel:
+        return dataclasses.replace(self.live.scenario, events=history())
+
+    def events(self, events: list[AnyEvent]) -> list[AnyEvent]:
+        return [e for e in events if self.agent in e.witnesses]
+
+    def writable(self) -> None:
+        raise AccessDenied(f"this session reads as {self.agent}: it cannot write "
+                           "(attach without as_agent to record events)")
+
+    def chain(self, chain: Sequence[str]) -> None:
+        if not chain or chain[0] != self.agent:
+            asked = " > ".join(chain) or "the truth"
+            raise AccessDenied(f"this session reads as {self.agent}: it cannot read "
+                               f"{asked}'s beliefs, only chains that start with "
+                               f"{self.agent}")
+
+    def whole(self, what: str) -> None:
+        raise AccessDenied(f"this session reads as {self.agent}: {what}")
+
+    def belief(self, query: QueryModel) -> Answer:
+        self.chain(query.chain)
+        engine = self.live.engine
+        return queries.answer(self.db, engine.graphs, query, engine.owner_id(query))
+
+    def ready(self, query: ReadyQuery) -> ReadyAnswer:
+        self.chain(query.chain)
+        return queries.ready(self.db, self.live.engine.graphs, query)
+
+    def analysis(self, query, step: int):
+        own = (query.analysis == "context_for" and query.agents[0] == self.agent) or \
+            (query.analysis in ("open_tasks", "about") and query.chain[:1] == (self.agent,))
+        if own:
+            scenario = self.scenario(lambda: self.events(list(self.live.scenario.events)))
+            return analyses.answer(self.mind_view(scenario, step), query)  # its mind only
+        raise AccessDenied(f"this session reads as {self.agent}: only its own beliefs "
+                           "(believes / ask AGENT believes ...), its context_for, open tasks, "
+                           "about and search are answered")
+
+    def view(self, step: int) -> BeliefView:
+        self.whole("no view of every mind")
+
+    def mind_view(self, scenario: ScenarioModel, step: int) -> BeliefView:
+        """Through its own user: the view reads only chains that start with the agent."""
+        return GraphView(self.db, self.live.engine.graphs, scenario, step)

@@ -1,0 +1,84 @@
+"""Writing through a memory's applier (tomc/engine/applier.py): the client side, light
+enough for `tomc memory apply` to import without the compiler.
+
+A request is one JSON document RPUSHed to the memory's queue (`memory_key(NAME,
+'queue')`): {id, key, text, after_step, create (a policy, or null: the memory must
+exist), policy (the one the writer named, checked against the memory's), incarnation (the id the writer attached to, or null), reply (the list the applier
+answers on)}. The name is pushed on the wake list too, so `tomc serve` starts the
+memory's applier if none runs. The reply, one JSON document, is either {events: [{step,
+kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
+no_memory | unavailable, message, ..., committed: [events]}.
+
+`serving` says whether a `tomc serve` runs appliers on this server (its heartbeat key). A
+request no applier takes within the lease is withdrawn (LREM) and `NoApplier` raised: the
+caller writes itself, with the same idempotency key; if it could not be withdrawn, an
+applier holds it and its answer is awaited.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Optional
+
+import redis
+
+from tomc.engine.keys import appliers_key, memory_key
+from tomc.runtime.connection import statement_timeout
+from tomc.runtime.errors import DatabaseUnavailable
+
+# How long a reply may take while no applier holds the memory's lease (seconds).
+GRACE_S = 15.0
+# How long one BLPOP waits before the client looks whether an applier still serves.
+POLL_S = 1.0
+REPLY_TTL_S = 300
+
+
+class NoApplier(Exception):
+    """No applier took the request; it was withdrawn, nothing of it applied."""
+
+
+def serving(client: redis.Redis) -> bool:
+    """Whether appliers serve this server's memories (`tomc serve` keeps the key alive)."""
+    return bool(client.exists(appliers_key()))
+
+
+def submit(client: redis.Redis, name: str, text: str, key: str,
+           after_step: Optional[int] = None, create: Optional[str] = None,
+           incarnation: Optional[str] = None, policy: Optional[str] = None) -> dict:
+    """Submit a write to memory `name` and wait for the applier's reply (a dict, above).
+    `create`: the policy to create the memory with if there is none; `policy`: the policy
+    the writer asked for, checked against an existing memory's. Raises NoApplier,
+    DatabaseUnavailable."""
+    rid = uuid.uuid4().hex
+    reply = memory_key(name, "reply", rid)
+    request = json.dumps({"id": rid, "key": key, "text": text, "after_step": after_step,
+                          "create": create, "policy": policy, "incarnation": incarnation,
+                          "reply": reply})
+    queue = memory_key(name, "queue")
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.rpush(queue, request)
+        pipe.rpush(appliers_key("wake"), name)
+        pipe.blpop([reply], POLL_S)
+        answer = pipe.execute()[-1]
+        unserved, waited, limit = 0.0, POLL_S, statement_timeout()
+        while answer is None:
+            if waited >= limit:
+                raise DatabaseUnavailable(f"the applier of memory {name} did not answer in "
+                                          f"{limit:.0f} s; retry with the same "
+                                          f"idempotency key ({key})")
+            waited += POLL_S
+            pipe = client.pipeline(transaction=False)
+            pipe.exists(memory_key(name, "applier"), appliers_key())
+            pipe.blpop([reply], POLL_S)
+            alive, answer = pipe.execute()
+            unserved = 0.0 if alive else unserved + POLL_S
+            if answer is None and unserved >= GRACE_S:
+                if client.lrem(queue, 1, request):
+                    raise NoApplier(f"no applier took the write to memory {name}")
+                unserved = 0.0  # an applier holds it: its answer will come
+    except (redis.ConnectionError, redis.TimeoutError) as err:
+        raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}; retry with the "
+                                  f"same idempotency key ({key})") from None
+    return json.loads(answer[1])

@@ -293,7 +293,9 @@ class FalkorEngine:
 
     def owner_id(self, query: QueryModel) -> int:
         """The node id of the perspective that stores `query`'s key for its chain (the
-        truth's, in the world graph): a belief read starts there (tomc/runtime/queries.py)."""
+        truth's, in the world graph): a belief read starts there (tomc/runtime/queries.py).
+        Loads the state from the graphs first if catching up left it behind."""
+        self._loaded()
         ids = self.executor.directory.ids
         if not query.chain:
             if self.graphs.world not in ids:  # a run's engine reads it once; a writer that

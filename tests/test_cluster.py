@@ -140,7 +140,7 @@ def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
         with Session.attach("stale_ok", db=db) as live:
             live.apply("\n".join(STORY))  # each commit waited for the replica
         with Session.attach("stale_ok", db=db, as_agent="Maya") as maya:
-            assert "(replica)" in maya._agent_db.url
+            assert "(replica)" in maya._reader.db.url
             assert maya.believes("Maya", "refund.status").values == ["approved"]
         memory.drop(db, "stale_ok")
 

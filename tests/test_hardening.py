@@ -239,4 +239,5 @@ def test_an_agent_sessions_check_does_not_say_where_others_are(db, live):
         inside, outside = maya.check("Billing exits chat"), maya.check("Finance exits chat")
         assert [d.code for d in inside] == [d.code for d in outside] == ["E144"]
         assert "Billing" not in inside[0].message.replace("`Billing exits chat`", "")
-        assert maya.check("ask Maya believes refund.status") == []
+        # valid: at most W180 (no event wrote the key), which names no other mind's key
+        assert [d.code for d in maya.check("ask Maya believes refund.status")] in ([], ["W180"])

@@ -71,7 +71,8 @@ from tomc.rules import shipped_names
 from tomc.runtime import acl, recovery, search_index
 from tomc.runtime.connection import Database, connect
 from tomc.runtime import submit
-from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, Replaced, StaleWrite
+from tomc.runtime.errors import (AccessDenied, DatabaseUnavailable, Replaced, StaleWrite,
+                                 TomError)
 
 __all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
            "DatabaseUnavailable"]
@@ -125,20 +126,6 @@ def _serialised(method):
                 raise error from err
 
     return one_at_a_time
-
-
-class TomError(ValueError):
-    """Bad input: `diagnostics` (code, message, span within `text`, hint), as `tomc check`
-    reports them. Nothing of the failing call was written (for a batch racing another writer,
-    see docs/storage.md, "Limits")."""
-
-    def __init__(self, diagnostics: list[Diagnostic], text: str = ""):
-        super().__init__("\n".join(d.render(text) for d in diagnostics))
-        self.diagnostics = diagnostics
-        self.text = text
-        # The events of the failing write that committed before it failed (docs/storage.md,
-        # "Retries"): a retry with the same idempotency key applies only the rest.
-        self.committed: list = []
 
 
 class TomWarning(UserWarning):
@@ -367,7 +354,7 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db
-            if submit.serving(db.redis):
+            if not db.clustered and submit.serving(db.redis):  # no appliers on a cluster
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),

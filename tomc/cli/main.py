@@ -157,7 +157,8 @@ def _options(version: bool = typer.Option(False, "--version", callback=_version,
                  None, "--timeout", min=0.1, metavar="SECONDS",
                  help="Give up on a FalkorDB statement unanswered after SECONDS (exit 3). "
                       "Default: $TOMC_TIMEOUT, else 15 for memory, token and mcp commands, "
-                      "120 for scenario runs.")) -> None:
+                      "120 for scenario runs, `tomc http`/`console`, and a write waiting for "
+                      "the applier of `tomc serve`.")) -> None:
     """Theory-of-mind memory for agent teams: run .tom scenarios on FalkorDB."""
     if timeout is not None:  # read where each connection is made (statement_timeout)
         os.environ["TOMC_TIMEOUT"] = str(timeout)

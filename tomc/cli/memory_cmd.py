@@ -102,7 +102,7 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     if key is not None and not key:
         fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
     with database(db, data, json_output, interactive=True) as conn:
-        if as_agent is None and submit.serving(conn.redis):
+        if as_agent is None and not conn.clustered and submit.serving(conn.redis):
             try:
                 reply = submit.submit(conn.redis, name, text, key or uuid.uuid4().hex,
                                       after_step, create=policy or "default", policy=policy)

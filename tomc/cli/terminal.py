@@ -36,7 +36,8 @@ def paint(text: str, colour: str) -> str:
 
 
 # Control characters a line does not need: C0 but tab and newline, DEL, C1, and the bidi
-# controls (docs/security.md, "Terminals").
+# controls (docs/security.md, "Text that reaches a model is data; text that reaches a
+# terminal is text").
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
                       r"\u2066-\u2069]")
 # tomc's own colours (typer.style: bold and the foreground colours, reset), kept whole.

@@ -17,8 +17,9 @@ from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, JSON_OPTION
 from tomc.engine import memory as memories
 from tomc.runtime import tokens
 
-app = typer.Typer(help="Access tokens for `tomc mcp --http`: one per agent or supervisor of "
-                       "a memory, stored hashed, revocable.", no_args_is_help=True)
+app = typer.Typer(help="Access tokens for `tomc mcp --http`, `tomc http` and `tomc console`: "
+                       "one per agent or supervisor of a memory, stored hashed, revocable.",
+                  no_args_is_help=True)
 
 
 @app.command("issue")

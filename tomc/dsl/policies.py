@@ -25,7 +25,7 @@ MAX_DEPTH = 4
 DEFAULT_MAX_PERSPECTIVES = 100_000
 MAX_AUTHORITY = 2**53  # FalkorDB integers are 64-bit; keep well inside
 
-# The role sets and single roles each section's rules may name (docs/language.md, "Rules").
+# The role sets and single roles each section's rules may name (docs/language.md, "Routing rules").
 _SETS = {
     "observe": {"witnesses", "peekers", "distracted"},
     "enter": {"witnesses", "peekers", "distracted"},

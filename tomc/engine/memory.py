@@ -37,7 +37,7 @@ from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
 from tomc.engine.keys import PREFIX, memory_key, memory_tag  # noqa: F401 (re-exported)
-from tomc.runtime import acl
+from tomc.runtime import acl, tokens
 from tomc.runtime.acl import users_key
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
@@ -173,9 +173,7 @@ def drop(db: Database, name: str, tries: int = 1000) -> bool:
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"could not drop memory {name}: {err}") from None
         acl.revoke(db, graphs, users)
-        # Imported here: tokens.py raises the API's TomError, and the API imports this module.
-        from tomc.runtime.tokens import revoke_memory
-        revoke_memory(db, name)
+        tokens.revoke_memory(db, name)
         return True
     raise DatabaseUnavailable(f"could not drop memory {name}: writers kept declaring agents")
 

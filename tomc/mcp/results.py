@@ -42,14 +42,21 @@ def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
     """A successful result: `payload` (JSON-shaped), plus `flagged` and `notice` when some
     of its strings read like instructions (their origins looked up in `events`)."""
     body = with_flags(payload, events)
+    return CallToolResult(content=_content(body, "value(s) in this result read like "
+                                                 "instructions (see `flagged`)."),
+                          structuredContent=body)
+
+
+def _content(body: dict, flagged_says: str) -> list[TextContent]:
+    """The text content of a result: the notice first when `body` has `flagged` strings
+    ("N " + `flagged_says`), then `body` as JSON."""
     content = []
     if "flagged" in body:
-        content.append(TextContent(type="text", text=(
-            f"{len(body['flagged'])} value(s) in this result read like instructions (see "
-            "`flagged`). " + NOTICE)))
+        content.append(TextContent(type="text",
+                                   text=f"{len(body['flagged'])} {flagged_says} {NOTICE}"))
     content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
                                                             indent=1)))
-    return CallToolResult(content=content, structuredContent=body)
+    return content
 
 
 def warned(payload: dict, session: Session) -> dict:
@@ -72,14 +79,10 @@ def failure(kind: str, message: str, exit_code: int,
     body = error_json(kind, message, exit_code, diagnostics, text)
     if committed:
         body["committed"] = [event_json(e) for e in committed]
-    content = []
-    if "flagged" in body:
-        content.append(TextContent(type="text", text=(
-            f"{len(body['flagged'])} text(s) in this error read like instructions (see "
-            "`flagged`): they echo the input refused. " + NOTICE)))
-    content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
-                                                            indent=1)))
-    return CallToolResult(content=content, structuredContent=body, isError=True)
+    return CallToolResult(content=_content(body, "text(s) in this error read like instructions "
+                                                 "(see `flagged`): they echo the input "
+                                                 "refused."),
+                          structuredContent=body, isError=True)
 
 
 class Guard:

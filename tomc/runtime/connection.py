@@ -148,6 +148,11 @@ class Database:
                     clients.append(self._node(replica or host, int(at)))
         return clients
 
+    @property
+    def clustered(self) -> bool:
+        """Whether this is a cluster's Database, or one of its shards'."""
+        return self.cluster is not None or self._home is not None
+
     def shard(self, key: str) -> "Database":
         """A Database on the master serving `key`'s slot (this Database when not a cluster):
         every key sharing `key`'s hash tag is there, so MULTI/EXEC and WATCH on them work.

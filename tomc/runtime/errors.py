@@ -1,8 +1,12 @@
-"""Errors of the runtime layer."""
+"""Errors of the runtime layer, and `TomError` (bad input), which every layer above raises
+and tomc.api re-exports."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from tomc.dsl.diagnostics import Diagnostic
 
 
 class DatabaseUnavailable(Exception):
@@ -39,3 +43,17 @@ class Replaced(DatabaseUnavailable):
     """The memory this session attached to was dropped (and perhaps created again under the
     same name) since: its incarnation id changed. Nothing was written; attach again. The API
     raises it as TomError E145."""
+
+
+class TomError(ValueError):
+    """Bad input: `diagnostics` (code, message, span within `text`, hint), as `tomc check`
+    reports them. Nothing of the failing call was written (for a batch racing another writer,
+    see docs/storage.md, "Limits")."""
+
+    def __init__(self, diagnostics: list[Diagnostic], text: str = ""):
+        super().__init__("\n".join(d.render(text) for d in diagnostics))
+        self.diagnostics = diagnostics
+        self.text = text
+        # The events of the failing write that committed before it failed (docs/storage.md,
+        # "Retries"): a retry with the same idempotency key applies only the rest.
+        self.committed: list = []

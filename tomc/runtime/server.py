@@ -55,8 +55,8 @@ _SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
 AOF_REWRITE_MIN = "16mb"
 FSYNC_MODES = ("everysec", "always")
 # Bounds on every query, whoever sends it (an agent's read-only user too; docs/security.md,
-# "Bounded queries"): FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT (a query may ask for less,
-# never more) and QUERY_MEM_CAPACITY. Far above what tomc's own statements take (ms each),
+# "Every query is bounded"): FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT (a query may ask
+# for less, never more) and QUERY_MEM_CAPACITY. Far above what tomc's own statements take (ms each),
 # low enough that a runaway query frees its FalkorDB thread. `tomc serve --query-timeout
 # / --query-memory` set others.
 QUERY_TIMEOUT_S = 30.0
@@ -226,8 +226,8 @@ class EmbeddedServer:
         return self
 
     def query_bounds(self) -> list[str]:
-        """The module arguments bounding every query (docs/security.md, "Bounded queries"):
-        a query may ask for a shorter timeout, never a longer one (TIMEOUT_MAX)."""
+        """The module arguments bounding every query (docs/security.md, "Every query is
+        bounded"): a query may ask for a shorter timeout, never a longer one (TIMEOUT_MAX)."""
         timeout_ms = str(round(self.query_timeout_s * 1000))
         return ["TIMEOUT_MAX", timeout_ms, "TIMEOUT_DEFAULT", timeout_ms,
                 "QUERY_MEM_CAPACITY", str(self.query_memory_mb * 1024 * 1024)]

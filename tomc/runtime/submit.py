@@ -39,7 +39,9 @@ class NoApplier(Exception):
 
 
 def serving(client: redis.Redis) -> bool:
-    """Whether appliers serve this server's memories (`tomc serve` keeps the key alive)."""
+    """Whether appliers serve this server's memories (`tomc serve` keeps the key alive).
+    Only for one server: `tomc serve` runs no appliers for a cluster, whose writers commit
+    themselves (callers ask only when the Database is not `clustered`)."""
     return bool(client.exists(appliers_key()))
 
 

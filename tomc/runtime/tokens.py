@@ -1,4 +1,5 @@
-"""Access tokens for tomc's HTTP surfaces (`tomc mcp --http`; docs/security.md): one per
+"""Access tokens for tomc's HTTP surfaces (`tomc mcp --http`, `tomc http`, `tomc console`;
+docs/security.md): one per
 agent of a memory, or per supervisor of a memory, issued by `tomc token issue`, revocable.
 
 A token reads `tomc_<token_id>_<secret>`: `token_id` (12 hex digits) names it in listings
@@ -26,10 +27,9 @@ from typing import Optional
 
 import redis
 
-from tomc.api import TomError
 from tomc.dsl.diagnostics import Diagnostic
 from tomc.runtime.connection import Database
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import DatabaseUnavailable, TomError
 
 TOKENS_KEY = "tomc:tokens"
 _SHAPE = re.compile(r"tomc_([0-9a-f]{12})_([A-Za-z0-9_-]{20,})")

@@ -43,6 +43,8 @@ from tomc.wire import HISTORY_LIMIT, error_json, event_json, held_json, history_
 Chain = Annotated[list[str], Query(description="An agent, or agents outermost first "
                                    "(chain=Maya&chain=Billing: what Maya thinks Billing "
                                    "believes).", examples=[["Maya", "Billing"]])]
+# The chain a question is asked for, when it may be left out (the truth, or every chain).
+ForChain = Annotated[Optional[list[str]], Query()]
 Key = Annotated[str, Query(description="subject.predicate (a bare subject: its location).",
                            examples=["refund_4411.status"])]
 AtStep = Annotated[Optional[int], Query(ge=0, description="Knowledge time: after this step.")]
@@ -200,7 +202,7 @@ def router(held: Memories):
 
     @api.get("/ready", summary="Whether a procedure can run: ready, blocked or unknown")
     def ready(name: str, who: Granted, procedure: Annotated[str, Query(examples=["deploy"])],
-              chain: Annotated[Optional[list[str]], Query()] = None, at_step: AtStep = None,
+              chain: ForChain = None, at_step: AtStep = None,
               on: On = None) -> JSONResponse:
         return ask(name, who, lambda s: s.ready(procedure, for_=chain, at_step=at_step, on=on))
 
@@ -231,12 +233,12 @@ def router(held: Memories):
 
     @api.get("/open_tasks", summary="Announced tasks: open and unclaimed")
     def open_tasks(name: str, who: Granted,
-                   chain: Annotated[Optional[list[str]], Query()] = None) -> JSONResponse:
+                   chain: ForChain = None) -> JSONResponse:
         return ask(name, who, lambda s: s.open_tasks(chain))
 
     @api.get("/about", summary="What is held within N links of a subject")
     def about(name: str, who: Granted, subject: Annotated[str, Query(examples=["helios_pause"])],
-              chain: Annotated[Optional[list[str]], Query()] = None,
+              chain: ForChain = None,
               within: Annotated[int, Query(ge=0, le=8)] = 2) -> JSONResponse:
         return ask(name, who, lambda s: s.about(subject, for_=chain, within=within))
 

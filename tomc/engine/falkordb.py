@@ -34,7 +34,7 @@ from tomc.engine.base import Behind
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
 from tomc.runtime.connection import Database, query_command
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import DatabaseUnavailable, Replaced
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
 from tomc.runtime.queries import (answer, answer_from_rows, belief_read, ready, ready_from_rows,
@@ -253,8 +253,25 @@ class FalkorEngine:
         left them behind: only a writer that compiles pays for it (a session whose writes
         go to an applier never does)."""
         if self._stale:
-            self.load_perspectives()
+            try:
+                self.load_perspectives()
+            except DatabaseUnavailable:
+                # A mind graph missing because the memory was dropped (and perhaps created
+                # again) is Replaced (E145), not FalkorDB's "empty key" error.
+                self._check_incarnation()
+                raise
             self._stale = False
+
+    def _check_incarnation(self) -> None:
+        """Raise Replaced if the memory's incarnation is no longer the one this engine
+        attached to (nothing to check for a run's engine or a memory made before them)."""
+        if self.incarnation is None or self.incarnation[1] is None:
+            return
+        now = self.db.redis.get(self.incarnation[0])
+        if now != self.incarnation[1]:
+            raise Replaced(f"the memory was dropped or created again since this session "
+                           f"attached (incarnation {self.incarnation[1]}, now {now}): "
+                           "attach again")
 
     def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
                 extra: Sequence[tuple] = (), changes: int = 1) -> None:

@@ -25,6 +25,7 @@ from tomc.engine import memory
 from tomc.reference.interpreter import run_reference
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+from tomc.runtime.transactions import Writer
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -269,6 +270,29 @@ def test_eight_writers_one_history_equal_to_the_reference(db, fresh):
         text = reader.export()
     (scenario,) = check_text(text, "crowd.tom").scenarios
     assert engine == reference_versions(scenario)
+
+
+def test_a_writer_that_took_the_turn_commits_before_the_others(db):
+    """Fairness under contention (tomc/runtime/transactions.py): the turn fails commits
+    already in flight, makes others wait in `begin`, and ends with the holder's commit."""
+    key = "test-turn:rev"
+    db.redis.delete(key, f"{key}:turn", f"{key}:late")
+    late, starved = Writer(db, key), Writer(db, key)
+    assert late.begin() == starved.begin() == 0
+    starved.take_turn()
+    assert late.commit([("SET", f"{key}:late", 1)]) is None  # in flight: fails, wrote nothing
+    waited: list[int] = []
+    waiting = threading.Thread(target=lambda: waited.append(late.begin()))
+    waiting.start()
+    time.sleep(0.2)
+    assert waited == []  # waits while the turn is someone else's
+    assert starved.begin() == 0 and starved.commit([]) == []
+    waiting.join(timeout=10)
+    assert waited == [1] and late.commit([]) == []  # after the holder's commit, in turn
+    assert db.redis.get(f"{key}:turn") is None and db.redis.get(f"{key}:late") is None
+    for writer in (late, starved):
+        writer.close()
+    db.redis.delete(key)
 
 
 def test_threads_sharing_one_session_keep_one_history(db, fresh):

@@ -57,6 +57,13 @@ class Engine(Protocol):
     def follow(self, agents: list[str], rooms: list[str]) -> None:
         """Take in agents and rooms another writer declared (already in the graphs)."""
 
+    def take_turn(self) -> None:
+        """After losing several races (`Behind`), go before the other writers on the next
+        commit (tomc/runtime/transactions.py)."""
+
+    def end_turn(self) -> None:
+        """Give back a turn taken but not used by a commit."""
+
     def reload(self, revision: int) -> None:
         """Take the state after catching up to `revision` from the storage (derived
         state)."""

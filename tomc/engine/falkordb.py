@@ -176,6 +176,16 @@ class FalkorEngine:
             self.writer = Writer(self.db, self.graphs.revision_key, self.incarnation)
         return self.writer
 
+    def take_turn(self) -> None:
+        """Ask for the memory's turn: the next commit goes before other writers'
+        (tomc/runtime/transactions.py)."""
+        self.attach_writer().take_turn()
+
+    def end_turn(self) -> None:
+        """Give back the turn if this engine holds it and will not commit now."""
+        if self.writer is not None:
+            self.writer.end_turn()
+
     def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
         """Commit `events`, each in its own transaction (`extra` commands join the last
         one's: its idempotency record). Raises Behind (nothing written for that event: the

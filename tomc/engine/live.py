@@ -23,6 +23,7 @@ from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent, ScenarioModel
 from tomc.engine.base import Behind, Engine
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
+from tomc.runtime.transactions import TURN_AFTER
 
 # Changes that are not events: agents and rooms, and the clock a memory sets before a
 # claim (the time it was applied at: docs/storage.md, "Time"), kept and replayed as text.
@@ -94,28 +95,35 @@ class LiveScenario:
             self.catch_up()
             self._check(pending, path)
         tries = 0
-        while pending:
-            statement = pending[0]
-            mark = self.checker.mark()
-            try:
-                committed += self._commit(statement, path, records[0])
-            except Behind:
-                self.checker.reset(mark)
-                tries += 1
-                if after_step is not None and not committed:
+        try:
+            while pending:
+                statement = pending[0]
+                mark = self.checker.mark()
+                try:
+                    committed += self._commit(statement, path, records[0])
+                except Behind:
+                    self.checker.reset(mark)
+                    tries += 1
+                    if after_step is not None and not committed:
+                        self.catch_up()
+                        raise StaleWrite(after_step, self.step) from None
+                    if tries >= MAX_TRIES:
+                        raise DatabaseUnavailable(f"gave up after {tries} tries: other "
+                                                  "writers kept committing first") from None
+                    if tries >= TURN_AFTER:
+                        self.engine.take_turn()  # fairness: tomc/runtime/transactions.py
                     self.catch_up()
-                    raise StaleWrite(after_step, self.step) from None
-                if tries >= MAX_TRIES:
-                    raise DatabaseUnavailable(f"gave up after {tries} tries: other writers "
-                                              "kept committing first") from None
-                self.catch_up()
-                self._check(pending, path)
-                continue
-            except DatabaseUnavailable:
-                self.checker.reset(mark)
-                raise
-            pending.pop(0)
-            records.pop(0)
+                    self._check(pending, path)
+                    continue
+                except DatabaseUnavailable:
+                    self.checker.reset(mark)
+                    raise
+                pending.pop(0)
+                records.pop(0)
+                tries = 0  # a commit ends the turn it used
+        finally:
+            if tries >= TURN_AFTER:
+                self.engine.end_turn()  # refused or failed while holding it
 
     def apply_together(self, statements: Sequence, extra: Sequence[tuple] = ()) -> None:
         """Commit statements the checker has just taken (the scenario's newest events, each

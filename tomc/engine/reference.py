@@ -62,6 +62,12 @@ class ReferenceEngine:
             self._step = event.step
             self.revision += 1
 
+    def take_turn(self) -> None:
+        """Nothing to wait for: no other writer shares this engine's state."""
+
+    def end_turn(self) -> None:
+        """Nothing to give back."""
+
     def changes_since(self, revision: int) -> tuple[int, list[tuple[int, str]]]:
         return self.revision, []
 

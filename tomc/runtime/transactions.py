@@ -19,16 +19,34 @@ nothing (the server drops a closed connection's queued commands); a server kille
 EXEC loses the whole transaction, and with `appendfsync always` an acknowledged one is on
 disk. What MULTI/EXEC cannot do is stop after a statement fails at run time; the writer
 then undoes the event on every graph (tomc/runtime/recovery.py).
+
+Optimism is not fair: a writer that must replay many events before each try can lose every
+race to writers with less to replay. A writer that lost `TURN_AFTER` races in a row takes
+the memory's turn: it sets `<revision key>:turn` to a token of its own (SET NX, expiring
+after `TURN_MS`), which every writer also WATCHes, so the commits already in flight fail;
+while the turn is someone else's, `begin` waits for it; the holder's next commit deletes it
+in the same transaction. A holder killed before committing holds the others up for
+`TURN_MS` at most.
 """
 
 from __future__ import annotations
 
+import secrets
+import time
 from typing import Optional, Sequence
 
 import redis
 
 from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
+
+
+# A writer that lost this many races in a row takes the turn (tomc/engine/live.py); the
+# turn expires after TURN_MS (longer than any commit; a killed holder's turn ends then).
+TURN_AFTER = 10
+TURN_MS = 5000
+# How long a writer waiting for someone else's turn sleeps between looks.
+TURN_POLL_SECONDS = 0.002
 
 
 def _acknowledged(reply) -> int:
@@ -48,32 +66,67 @@ class Writer:
         self.db = db
         self.key = revision_key
         self.incarnation = incarnation
-        self.watch = ("WATCH", revision_key, *([incarnation[0]] if incarnation else []))
+        self.turn_key = f"{revision_key}:turn"
+        self.watch = ("WATCH", revision_key, self.turn_key,
+                      *([incarnation[0]] if incarnation else []))
         self.connection: Optional[redis.Connection] = db.connection()
         self.watched: Optional[int] = None  # the revision read under the current WATCH
+        self.token = secrets.token_hex(8)  # this writer's value of the turn key
+        self.turn: Optional[str] = None  # the turn key's value read under the WATCH
 
     def _looks(self) -> list[tuple]:
-        """The commands that read the revision (and the incarnation) under the WATCH."""
-        gets = [("GET", self.key)]
+        """The commands that read the revision, the turn (and the incarnation) under the
+        WATCH."""
+        gets = [("GET", self.key), ("GET", self.turn_key)]
         return gets + ([("GET", self.incarnation[0])] if self.incarnation else [])
 
     def _seen(self, replies: list) -> int:
         """The revision from the replies of `_looks`; raises Replaced when the incarnation
         is not the one this writer attached to."""
-        if self.incarnation and replies[1] != self.incarnation[1]:
+        self.turn = replies[1].decode() if isinstance(replies[1], bytes) else replies[1]
+        if self.incarnation and replies[2] != self.incarnation[1]:
             self.watched = None
             raise Replaced(f"the memory was dropped or created again since this session "
                            f"attached (incarnation {self.incarnation[1]}, now "
-                           f"{replies[1]}): attach again")
+                           f"{replies[2]}): attach again")
         self.watched = int(replies[0] or 0)
         return self.watched
 
     def begin(self) -> int:
-        """The current revision, read under WATCH (already known after a commit)."""
+        """The current revision, read under WATCH (already known after a commit); while
+        another writer holds the turn, waits for it to end."""
         if self.watched is None:
             replies = self._send([self.watch, *self._looks()])
-            return self._seen(replies[1:])
+            self._seen(replies[1:])
+        return self._after_turn()
+
+    def _others_turn(self) -> bool:
+        return self.turn is not None and self.turn != self.token
+
+    def _after_turn(self) -> int:
+        """The revision once no other writer holds the turn (read again under a fresh
+        WATCH while one does)."""
+        while self._others_turn():
+            time.sleep(TURN_POLL_SECONDS)
+            replies = self._send([("UNWATCH",), self.watch, *self._looks()])
+            self._seen(replies[2:])
         return self.watched
+
+    def take_turn(self) -> None:
+        """Ask for the turn (after losing TURN_AFTER races): if no one holds it, this
+        writer does until its next commit; either way the next `begin` looks again."""
+        self._send([("UNWATCH",), ("SET", self.turn_key, self.token, "NX", "PX", TURN_MS)])
+        self.watched = None
+
+    def end_turn(self) -> None:
+        """Give the turn back without committing (the statements were refused): deleted
+        only if it is still this writer's (WATCH, GET, MULTI, DEL, EXEC)."""
+        if self.connection is None:
+            return
+        replies = self._send([("UNWATCH",), ("WATCH", self.turn_key), ("GET", self.turn_key)])
+        mine = replies[2] in (self.token, self.token.encode())
+        self._send([("MULTI",), ("DEL", self.turn_key), ("EXEC",)] if mine else [("UNWATCH",)])
+        self.watched = None
 
     def read(self, commands: list[tuple]) -> list:
         """Read-only commands on this connection, under the WATCH (replies, errors raised)."""
@@ -89,12 +142,18 @@ class Writer:
         transaction that also moves the revision on by `revisions` (one per change it
         holds); returns the replies of `commands` (an error reply is an exception object),
         or None if another writer committed since `begin` (then nothing ran)."""
-        rev = self.begin() + revisions
+        if self.watched is None:
+            self.begin()
+        if self._others_turn():  # taken since the caller looked: its commit fails anyway
+            return None
+        rev = self.watched + revisions
         looks = self._looks()
         wait = self.db.options.wait_replicas
         waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
-        batch = [("MULTI",), *commands, *extra, ("SET", self.key, rev), ("EXEC",), *waiting,
-                 self.watch, *looks]
+        # The turn ends with the commit that used it (a writer waiting sees it gone).
+        ending = [("DEL", self.turn_key)] if self.turn == self.token else []
+        batch = [("MULTI",), *commands, *extra, *ending, ("SET", self.key, rev), ("EXEC",),
+                 *waiting, self.watch, *looks]
         replies = self._send(batch)
         executed = replies[-len(looks) - 2 - len(waiting)]
         self.watched = None
@@ -116,7 +175,8 @@ class Writer:
         """The current revision, read under a fresh WATCH (UNWATCH, WATCH, GET in one round
         trip): what other writers committed since this writer last looked."""
         replies = self._send([("UNWATCH",), self.watch, *self._looks()])
-        return self._seen(replies[2:])
+        self._seen(replies[2:])
+        return self._after_turn()
 
     def read_current(self, commands: list[tuple]) -> tuple[int, list]:
         """(the current revision, read under a fresh WATCH; the replies of read-only

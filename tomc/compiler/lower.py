@@ -295,18 +295,6 @@ def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:
     return out
 
 
-def _merged(plans: Sequence[dict[str, MindPlan]]) -> dict[str, MindPlan]:
-    """Several plans of one event (a handoff's values, and its hearsay about each agent) as
-    one: each mind's copies (once each: two plans may copy the same history) and writes."""
-    out: dict[str, MindPlan] = {}
-    for plans_of in plans:
-        for agent, mind in plans_of.items():
-            into = out.setdefault(agent, MindPlan())
-            into.copies += [c for c in mind.copies if c not in into.copies]
-            into.writes += mind.writes
-    return out
-
-
 # How each event family is lowered (Compiler.event).
 _LOWERING: dict[type, Callable[..., EventPlan]] = {
     Presence: Compiler._presence, Observation: Compiler._observation,

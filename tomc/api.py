@@ -324,6 +324,7 @@ class Session:
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
         self._live.catch_up()
+        self._live.engine.load()  # the next read is then one round trip
         self._behind = False
 
     def _caught_up(self) -> None:

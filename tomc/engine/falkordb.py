@@ -258,6 +258,11 @@ class FalkorEngine:
             raise Behind(revision)
         self._loaded()
 
+    def load(self) -> None:
+        """Load now what catching up left behind (the perspective ids reads start from),
+        so the next read is one round trip: what `Session.refresh` asks for."""
+        self._loaded()
+
     def _loaded(self) -> None:
         """The compiler's state and perspective ids loaded from the graphs, if catching up
         left them behind: only a writer that compiles pays for it (a session whose writes

@@ -18,11 +18,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from conftest import REPO, SCENARIOS
 from tomc.cli.main import COMMANDS
+from tomc.engine.applier import serve_appliers
+from tomc.engine.keys import appliers_key
+from tomc.runtime.connection import connect
 
 HEAVY = ("hypothesis", "mcp", "pygls", "lsprotocol", "rich", "anthropic", "openai")
 EXTRAS = ["mcp", "pygls", "hypothesis", "anthropic", "openai"]  # hidden: no extra installed
@@ -76,6 +81,33 @@ def test_memory_apply_imports_no_extra_and_no_rich(db_url):
     assert code == 0, err
     assert "memory startup at step" in out
     assert imported == []
+
+
+@pytest.fixture(scope="module")
+def applier_url(tmp_path_factory):
+    """A server of its own with its appliers running, as `tomc serve` runs them."""
+    with connect(None, tmp_path_factory.mktemp("startup") / "data") as db:
+        stop = threading.Event()
+        thread = threading.Thread(target=serve_appliers, args=(db, stop, 1))
+        thread.start()
+        while not db.redis.exists(appliers_key()):
+            time.sleep(0.05)
+        try:
+            yield db.url
+        finally:
+            stop.set()
+            thread.join()
+
+
+def test_memory_apply_through_an_applier_loads_neither_the_compiler_nor_pydantic(applier_url):
+    # the applier checks and compiles; the client only submits text and prints the step.
+    # pydantic alone would cost 0.1 s of start-up (and typer 0.29 loads it: pyproject.toml).
+    for events in (["agents A, B"], ["A tells B x.y = 1"]):
+        code, out, err, imported = tomc("memory", "apply", "startup", "--db", applier_url,
+                                        *events, watch=(*HEAVY, "pydantic", "lark", "jinja2"))
+        assert code == 0, err
+        assert imported == []
+    assert "memory startup at step 1" in out
 
 
 def test_help_lists_every_command_in_order_without_the_extras():

@@ -22,7 +22,7 @@ from typing import Optional
 
 import typer
 
-from tomc import __version__
+import tomc
 from tomc.dsl.diagnostics import CODES, Diagnostic
 
 
@@ -134,7 +134,7 @@ def sarif(findings: list[Finding]) -> dict:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
-                "name": "tomc", "version": __version__,
+                "name": "tomc", "version": tomc.__version__,
                 "rules": [{"id": r, "shortDescription": {"text": descriptions.get(r, r)}}
                           for r in rules]}},
             "results": [{

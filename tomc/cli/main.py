@@ -20,7 +20,7 @@ from typing import Iterator, MutableMapping, Optional
 import typer
 from typer.core import TyperGroup
 
-from tomc import __version__
+import tomc
 
 # Command name -> (module, attribute): a function (one command) or a typer.Typer (a group
 # of subcommands). `tomc --help` lists them in this order.
@@ -123,7 +123,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"tomc {__version__}")
+        typer.echo(f"tomc {tomc.__version__}")
         raise typer.Exit()
 
 

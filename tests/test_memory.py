@@ -25,7 +25,7 @@ from tomc.engine import memory
 from tomc.reference.interpreter import run_reference
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
-from tomc.runtime.transactions import Writer
+from tomc.runtime.transactions import TURN_MS, Writer
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -293,6 +293,41 @@ def test_a_writer_that_took_the_turn_commits_before_the_others(db):
     for writer in (late, starved):
         writer.close()
     db.redis.delete(key)
+
+
+# A process that takes the turn and is then killed before it commits.
+TURN_HOLDER = """
+import sys, time
+from tomc.runtime.connection import from_url
+from tomc.runtime.transactions import Writer
+writer = Writer(from_url(sys.argv[1]), sys.argv[2])
+writer.begin()
+writer.take_turn()
+print("holding", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_turn_holder_killed_before_its_commit_holds_the_others_up_until_the_turn_expires(db):
+    """docs/storage.md: the turn is a key that expires (TURN_MS), so a writer killed while
+    holding it (kill -9: no cleanup runs) blocks the others only until then."""
+    key = "test-turn-killed:rev"
+    db.redis.delete(key, f"{key}:turn")
+    holder = subprocess.Popen([sys.executable, "-c", TURN_HOLDER, db.url, key], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        assert 0 < db.redis.pttl(f"{key}:turn") <= TURN_MS
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=30)
+        writer = Writer(db, key)
+        assert writer.begin() == 0  # waited for the orphaned turn to expire
+        assert db.redis.get(f"{key}:turn") is None
+        assert writer.commit([("SET", f"{key}:after", 1)]) is not None
+        writer.close()
+    finally:
+        holder.kill()
+        db.redis.delete(key, f"{key}:turn", f"{key}:after")
 
 
 def test_threads_sharing_one_session_keep_one_history(db, fresh):

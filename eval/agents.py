@@ -15,7 +15,6 @@ times near 2 says attaching is linear in events. Writes agents.json and agents.m
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from eval.results_files import write_results
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
 from tomc.runtime.connection import Database, connect
@@ -105,9 +105,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     found = measure(args.agents, args.events)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "agents.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
-    (args.out / "agents.md").write_text(render(found), encoding="utf-8")
+    write_results(args.out, "agents", found, render(found))
     sys.stdout.write(render(found))
     return 0
 

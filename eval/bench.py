@@ -50,6 +50,7 @@ from typing import Optional
 
 from eval import hitom
 from eval import writers as writers_bench
+from eval.results_files import write_results
 from eval.roundtrips import Baseline, RoundTrips, Samples, idle_baseline
 from eval.served import served
 from eval.startup import measure_startup
@@ -578,10 +579,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"eval.bench: FalkorDB unavailable: {err}", file=sys.stderr)
         return EXIT_UNAVAILABLE
     document["mode"] = name
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench.json").write_text(json.dumps(document, indent=1) + "\n",
-                                         encoding="utf-8")
-    (args.out / "bench.md").write_text(render_markdown(document, name), encoding="utf-8")
+    write_results(args.out, "bench", document, render_markdown(document, name))
     print(json.dumps({k: v for k, v in document.items()
                       if not isinstance(v, dict)}, indent=1))
     return EXIT_OK

@@ -18,7 +18,6 @@ Writes cluster.json and cluster.md into --out (default eval/results).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import threading
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Optional
 
 from eval.local_cluster import LocalCluster
+from eval.results_files import write_results
 from tomc.api import Session
 from tomc.engine import memory
 from tomc.runtime.connection import connect
@@ -171,10 +171,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     document = run(args.events)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cluster.json").write_text(json.dumps(document, indent=1) + "\n",
-                                           encoding="utf-8")
-    (args.out / "cluster.md").write_text(render_markdown(document), encoding="utf-8")
+    write_results(args.out, "cluster", document, render_markdown(document))
     print(render_markdown(document))
     return 0
 

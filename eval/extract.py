@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Optional
 
 from eval.hitom import DEFAULT_DATA
+from eval.results_files import write_results
 from tomc.api import Session
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
@@ -233,10 +234,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         evaluation.stories.append(score_story(story, ask_model, model))
         print(f"eval.extract: {n}/{len(stories)} stories", file=sys.stderr)
     evaluation.seconds = time.monotonic() - started
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "extract.json").write_text(json.dumps(evaluation.to_json(), indent=1) + "\n",
-                                           encoding="utf-8")
-    (args.out / "extract.md").write_text(render_markdown(evaluation), encoding="utf-8")
+    write_results(args.out, "extract", evaluation.to_json(), render_markdown(evaluation))
     print(render_markdown(evaluation))
     return 0
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from eval.results_files import write_results
 from eval.serving import served
 from tomc.api import Session
 from tomc.runtime import tokens
@@ -118,13 +119,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args()
     found = measure(args.runs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "http.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
     table = "\n".join(["| measure | value |", "| --- | --- |",
                        *(f"| {k} | {v} |" for k, v in found.items())])
-    (args.out / "http.md").write_text(
-        "# The HTTP API over the Session (python -m eval.http)\n\n" + table + "\n",
-        encoding="utf-8")
+    write_results(args.out, "http", found,
+                  "# The HTTP API over the Session (python -m eval.http)\n\n" + table)
     print(table)
 
 

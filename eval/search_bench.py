@@ -22,7 +22,6 @@ The first search made the full-text indexes (not measured). Writes `search.json`
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import tempfile
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
+from eval.results_files import write_results
 from eval.roundtrips import Baseline, Samples
 from tomc.analysis.search import search
 from tomc.compiler.plan import graph_names
@@ -146,10 +146,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     figures = run(args.keys, args.samples)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "search.json").write_text(json.dumps(figures, indent=2) + "\n",
-                                          encoding="utf-8")
-    (args.out / "search.md").write_text(render(figures), encoding="utf-8")
+    write_results(args.out, "search", figures, render(figures))
     print(render(figures))
     return 0
 

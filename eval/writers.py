@@ -13,7 +13,6 @@ run. Writes `writers.json` and `writers.md` into `--out`.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import sys
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from eval.results_files import write_results
 from eval.roundtrips import idle_baseline
 from eval.served import served
 from eval.workload import ROOMS, agent_names, setup_statements
@@ -139,10 +139,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="folder for writers.json and writers.md (default: %(default)s)")
     args = parser.parse_args(argv)
     document = run(20 if args.quick else 100)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "writers.json").write_text(json.dumps(document, indent=1) + "\n",
-                                           encoding="utf-8")
-    (args.out / "writers.md").write_text(render_markdown(document), encoding="utf-8")
+    write_results(args.out, "writers", document, render_markdown(document))
     print(render_markdown(document))
     return 0
 

@@ -298,6 +298,8 @@ class _ScenarioChecker:
         """W180 for each asked key that no event so far (of `events`, default all) wrote and
         that neither the policy (`predicate`) nor a procedure declares: most likely a
         misspelling, whose answer would be a silent `unknown` (docs/diagnostics.md, W180)."""
+        if not asked:  # every write: without this, the walk below grows with the history
+            return []
         events = self.events if events is None else events
         written = {e.fact.key for e in events if isinstance(getattr(e, "fact", None), Fact)}
         known = written | set(self.policy.cardinality) | {

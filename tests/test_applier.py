@@ -132,7 +132,9 @@ def test_a_retry_after_a_killed_writer_applies_only_what_did_not_commit(server):
 
 def test_a_failed_batch_says_which_statements_committed(server):
     _fresh(server, "ap_partial")
-    batch = "rooms q\n" + "\n".join(f"A says k{i}.v = {i}" for i in range(200))  # in parts
+    # In parts, and long enough that the drop comes midway even on a loaded machine (200
+    # statements could all commit before the dropper's first look).
+    batch = "rooms q\n" + "\n".join(f"A says k{i}.v = {i}" for i in range(2000))
     s = Session.attach("ap_partial", db=server)
 
     def drop_midway():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
-from tomc.runtime import acl
+from tomc.runtime import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -143,6 +144,56 @@ def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
             assert "(replica)" in maya._reader.db.url
             assert maya.believes("Maya", "refund.status").values == ["approved"]
         memory.drop(db, "stale_ok")
+
+
+def _rpushes(node) -> int:
+    return node.info("commandstats").get("cmdstat_rpush", {}).get("calls", 0)
+
+
+def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb):
+    """`tomc serve --db redis+cluster://...` starts no server: it keeps an applier waiting
+    on the queue of every memory, on its shard; the CLI and the API then submit to it (an
+    RPUSH on the memory's queue, on its master) instead of committing themselves."""
+    names, masters = [], set()
+    for i in range(60):  # memories on every shard
+        name = f"served{i}"
+        master = cluster.master_of(memory.memory_key(name, "world"))
+        if master not in masters:
+            names.append(name)
+            masters.add(master)
+        if len(masters) == 3:
+            break
+    for name in names:
+        with Session.attach(name, db=cdb) as live:  # made before the appliers run
+            live.apply("\n".join(STORY))
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", cluster.url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        shards = {name: cdb.shard(memory.memory_key(name)) for name in names}
+        deadline = time.monotonic() + 120
+        while not all(submit.serving(shards[n].redis, n) for n in names):
+            assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
+            time.sleep(0.2)
+        for n, name in enumerate(names):
+            pushed = _rpushes(shards[name].redis)
+            applied = tomc("memory", "apply", name, f"Finance sets order{n}.status = shipped",
+                           url=cluster.url)
+            assert applied.returncode == 0, applied.stderr
+            assert f"memory {name} at step" in applied.stdout
+            assert _rpushes(shards[name].redis) > pushed  # submitted to the applier
+            with Session.attach(name, db=cluster.url) as live:
+                pushed = _rpushes(shards[name].redis)
+                (event,) = live.apply("Finance sets late.status = yes")
+                assert event.step == live.step and _rpushes(shards[name].redis) > pushed
+                assert live.truth(f"order{n}.status").values == ["shipped"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        serve.stderr.close()
+    for name in names:
+        memory.drop(cdb, name)
+    mixed = tomc("serve", "--db", cluster.url, "--port", "7000", url=cluster.url)
+    assert mixed.returncode == 2 and "--port" in mixed.stderr
 
 
 def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):

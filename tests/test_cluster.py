@@ -17,12 +17,14 @@ import time
 from collections import Counter
 
 import pytest
+import redis
 
 from conftest import REPO
 from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
+from tomc.engine.applier import LEASE_S
 from tomc.runtime import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
@@ -275,3 +277,52 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
                          if "= v" in e.text)
     assert all(values[str(n)] == 1 for n in acked)  # present, and once
     assert max(values.values()) == 1
+
+
+def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
+    """kill -9 of the master of a memory `tomc serve --db` applies for: once a replica is
+    promoted, the memory's applier holds its lease there again and writes go through it."""
+    url = cluster.url + "?wait_replicas=1"
+    name = "served_failover"
+    with connect(url) as db, Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        with connect(cluster.url) as db:
+            deadline = time.monotonic() + 120
+            while not submit.serving(db.shard(memory.memory_key(name)).redis, name):
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        master = cluster.master_of(memory.memory_key(name, "world"))
+        cluster.kill(master)
+        assert cluster.wait_promoted(master) is not None
+        promoted_at = time.monotonic()
+        cluster.start_node(master)  # back, as a replica of the promoted node
+        with connect(cluster.url) as db:
+            deadline = time.monotonic() + 120
+            while True:
+                # The lease the replica copied lapses within LEASE_S: one held after that
+                # was taken or renewed on the promoted master by the applier.
+                try:
+                    shard = db.shard(memory.memory_key(name))
+                    if time.monotonic() - promoted_at > LEASE_S + 1 and \
+                            submit.serving(shard.redis, name):
+                        break
+                except (DatabaseUnavailable, redis.RedisError):
+                    pass
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.5)
+            pushed = _rpushes(shard.redis)
+            applied = tomc("memory", "apply", name, "Finance sets after.status = yes", url=url)
+            assert applied.returncode == 0, applied.stderr
+            assert _rpushes(shard.redis) > pushed  # submitted: the applier answered
+        with Session.attach(name, db=cluster.url) as reader:
+            assert reader.truth("after.status").values == ["yes"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        assert "Traceback" not in serve.stderr.read()
+        serve.stderr.close()
+    with connect(cluster.url) as db:
+        memory.drop(db, name)

@@ -365,7 +365,9 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db  # on a cluster, the memory's shard
-            if submit.serving(db.redis, self.memory if db.clustered else None):
+            with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
+                served = submit.serving(db.redis, self.memory if db.clustered else None)
+            if served:
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -16,13 +17,15 @@ import time
 from collections import Counter
 
 import pytest
+import redis
 
 from conftest import REPO
 from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
-from tomc.runtime import acl
+from tomc.engine.applier import LEASE_S
+from tomc.runtime import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -145,6 +148,56 @@ def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
         memory.drop(db, "stale_ok")
 
 
+def _rpushes(node) -> int:
+    return node.info("commandstats").get("cmdstat_rpush", {}).get("calls", 0)
+
+
+def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb):
+    """`tomc serve --db redis+cluster://...` starts no server: it keeps an applier waiting
+    on the queue of every memory, on its shard; the CLI and the API then submit to it (an
+    RPUSH on the memory's queue, on its master) instead of committing themselves."""
+    names, masters = [], set()
+    for i in range(60):  # memories on every shard
+        name = f"served{i}"
+        master = cluster.master_of(memory.memory_key(name, "world"))
+        if master not in masters:
+            names.append(name)
+            masters.add(master)
+        if len(masters) == 3:
+            break
+    for name in names:
+        with Session.attach(name, db=cdb) as live:  # made before the appliers run
+            live.apply("\n".join(STORY))
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", cluster.url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        shards = {name: cdb.shard(memory.memory_key(name)) for name in names}
+        deadline = time.monotonic() + 120
+        while not all(submit.serving(shards[n].redis, n) for n in names):
+            assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
+            time.sleep(0.2)
+        for n, name in enumerate(names):
+            pushed = _rpushes(shards[name].redis)
+            applied = tomc("memory", "apply", name, f"Finance sets order{n}.status = shipped",
+                           url=cluster.url)
+            assert applied.returncode == 0, applied.stderr
+            assert f"memory {name} at step" in applied.stdout
+            assert _rpushes(shards[name].redis) > pushed  # submitted to the applier
+            with Session.attach(name, db=cluster.url) as live:
+                pushed = _rpushes(shards[name].redis)
+                (event,) = live.apply("Finance sets late.status = yes")
+                assert event.step == live.step and _rpushes(shards[name].redis) > pushed
+                assert live.truth(f"order{n}.status").values == ["shipped"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        serve.stderr.close()
+    for name in names:
+        memory.drop(cdb, name)
+    mixed = tomc("serve", "--db", cluster.url, "--port", "7000", url=cluster.url)
+    assert mixed.returncode == 2 and "--port" in mixed.stderr
+
+
 def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):
     dead = tomc("memory", "list", url="redis+cluster://127.0.0.1:1")
     assert dead.returncode == 3 and "Traceback" not in dead.stderr
@@ -224,3 +277,52 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
                          if "= v" in e.text)
     assert all(values[str(n)] == 1 for n in acked)  # present, and once
     assert max(values.values()) == 1
+
+
+def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
+    """kill -9 of the master of a memory `tomc serve --db` applies for: once a replica is
+    promoted, the memory's applier holds its lease there again and writes go through it."""
+    url = cluster.url + "?wait_replicas=1"
+    name = "served_failover"
+    with connect(url) as db, Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        with connect(cluster.url) as db:
+            deadline = time.monotonic() + 120
+            while not submit.serving(db.shard(memory.memory_key(name)).redis, name):
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        master = cluster.master_of(memory.memory_key(name, "world"))
+        cluster.kill(master)
+        assert cluster.wait_promoted(master) is not None
+        promoted_at = time.monotonic()
+        cluster.start_node(master)  # back, as a replica of the promoted node
+        with connect(cluster.url) as db:
+            deadline = time.monotonic() + 120
+            while True:
+                # The lease the replica copied lapses within LEASE_S: one held after that
+                # was taken or renewed on the promoted master by the applier.
+                try:
+                    shard = db.shard(memory.memory_key(name))
+                    if time.monotonic() - promoted_at > LEASE_S + 1 and \
+                            submit.serving(shard.redis, name):
+                        break
+                except (DatabaseUnavailable, redis.RedisError):
+                    pass
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.5)
+            pushed = _rpushes(shard.redis)
+            applied = tomc("memory", "apply", name, "Finance sets after.status = yes", url=url)
+            assert applied.returncode == 0, applied.stderr
+            assert _rpushes(shard.redis) > pushed  # submitted: the applier answered
+        with Session.attach(name, db=cluster.url) as reader:
+            assert reader.truth("after.status").values == ["yes"]
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        assert "Traceback" not in serve.stderr.read()
+        serve.stderr.close()
+    with connect(cluster.url) as db:
+        memory.drop(db, name)

@@ -364,8 +364,10 @@ class Session:
             if self.memory is None:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
-            db = self._live.engine.db
-            if not db.clustered and submit.serving(db.redis):  # no appliers on a cluster
+            db = self._live.engine.db  # on a cluster, the memory's shard
+            with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
+                served = submit.serving(db.redis, self.memory if db.clustered else None)
+            if served:
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),
@@ -387,7 +389,8 @@ class Session:
         its error raised as the embedded path raises it."""
         engine = self._live.engine
         reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
-                              incarnation=engine.incarnation[1])
+                              incarnation=engine.incarnation[1],
+                              clustered=engine.db.clustered)
         error = reply.get("error")
         if error is None and not declares:
             # The applier's events, whole: this session's checker takes them in when it

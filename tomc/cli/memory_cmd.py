@@ -20,6 +20,7 @@ import typer
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED,
                              EXIT_NO_DATABASE, EXIT_OK, JSON_OPTION, STALE_OPTION, STRICT_OPTION,
                              WAIT_OPTION, database, emit_json, fail, with_options)
+from tomc.engine.keys import memory_key
 from tomc.runtime import submit
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 
@@ -107,11 +108,16 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
             fail(f"{as_agent}'s own credential writes only through the memory's applier, and "
                  "no `tomc serve` runs on this server (docs/security.md)", EXIT_NO_DATABASE,
                  json_output)
-        if (as_agent is None or own) and not conn.clustered and submit.serving(conn.redis):
+        # A cluster: the memory's shard, where its applier (if `tomc serve --db` runs one)
+        # holds its lease.
+        shard = conn.shard(memory_key(name)) if conn.clustered else conn
+        clustered = name if conn.clustered else None
+        if (as_agent is None or own) and submit.serving(shard.redis, clustered):
             try:
-                reply = submit.submit(conn.redis, name, text, key or uuid.uuid4().hex,
+                reply = submit.submit(shard.redis, name, text, key or uuid.uuid4().hex,
                                       after_step, create=None if own else policy or "default",
-                                      policy=None if own else policy, as_agent=as_agent)
+                                      policy=None if own else policy, as_agent=as_agent,
+                                      clustered=conn.clustered)
             except submit.NoApplier:
                 reply = None  # withdrawn, nothing applied: write it here
             except DatabaseUnavailable as err:

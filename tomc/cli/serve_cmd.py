@@ -39,7 +39,12 @@ def serve(data: Optional[Path] = typer.Option(
           query_memory: int = typer.Option(
               QUERY_MEMORY_MB, "--query-memory", min=0, metavar="MB",
               help="Most memory any one query may take (FalkorDB's QUERY_MEM_CAPACITY). 0: no "
-                   "bound.")
+                   "bound."),
+          db: Optional[str] = typer.Option(
+              None, "--db", metavar="URL",
+              help="Start no FalkorDB: run only the appliers, for the memories of the server "
+                   "or cluster at URL (redis+cluster://HOST:PORT,... for a cluster; "
+                   "docs/deployment.md). Takes none of the server options.")
           ) -> None:
     """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
     once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
@@ -48,6 +53,17 @@ def serve(data: Optional[Path] = typer.Option(
     (`--fsync`), agents' users in DATA/users.acl. Every query is bounded in time and memory
     (`--query-timeout`, `--query-memory`; docs/security.md). The folder is kept private
     (700, files 600). Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
+    if db is not None:
+        given = [name for name, value, default in (
+            ("--data", data, None), ("--port", port, 0), ("--host", host, "127.0.0.1"),
+            ("--socket", socket, None), ("--fsync", fsync, "everysec"),
+            ("--query-timeout", query_timeout, QUERY_TIMEOUT_S),
+            ("--query-memory", query_memory, QUERY_MEMORY_MB)) if value != default]
+        if given:
+            fail(f"--db {db} serves appliers for a FalkorDB tomc does not start: "
+                 f"{', '.join(given)} configure a server it starts; drop them, or --db",
+                 EXIT_BAD_INPUT)
+        _serve_appliers_only(db)
     if fsync not in FSYNC_MODES:
         fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
     folder = data or default_data_dir()
@@ -84,6 +100,34 @@ def serve(data: Optional[Path] = typer.Option(
         if appliers is not None:
             appliers.join(timeout=10)
         server.stop()
+    typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _serve_appliers_only(url: str) -> None:
+    """`tomc serve --db URL`: the appliers of the memories at URL until SIGTERM or Ctrl-C,
+    then exit 0 (exit 3 if URL does not answer). On a cluster, one applier waits on every
+    memory's queue (tomc/engine/applier.py `serve_cluster_appliers`)."""
+    import redis
+
+    from tomc.engine.applier import serve_appliers, serve_cluster_appliers
+    from tomc.runtime.connection import from_url, shown_url
+
+    try:
+        database = from_url(url)
+        database.redis.ping()
+    except (DatabaseUnavailable, redis.RedisError) as err:
+        fail(f"cannot serve appliers for {shown_url(url)}: {err}", EXIT_NO_DATABASE)
+    stopped = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopped.set())
+    kind = "cluster" if database.clustered else "server"
+    typer.echo(f"tomc: serving the appliers of the memories on the {kind} at "
+               f"{shown_url(url)}; Ctrl-C or SIGTERM stops", err=True)
+    try:
+        (serve_cluster_appliers if database.clustered else serve_appliers)(database, stopped)
+    finally:
+        database.close()
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
 

@@ -87,10 +87,11 @@ class Applier:
         last = time.monotonic()
         try:
             while not stop.is_set():
-                if not self._hold():
-                    stop.wait(self.lease_s / 5)
-                    continue
                 try:
+                    self.db.current()  # a cluster's shard: the master serving it now
+                    if not self._hold():
+                        stop.wait(self.lease_s / 5)
+                        continue
                     batch = self._take()
                     if batch:
                         self._apply(batch)
@@ -99,7 +100,9 @@ class Applier:
                         return
                 except (DatabaseUnavailable, redis.RedisError):
                     # Lost the server or the state: start again from what is stored, the
-                    # batch back in the queue (what of it committed has its records).
+                    # batch back in the queue (what of it committed has its records). On a
+                    # cluster the next round looks up the shard's master again (a failover).
+                    self.db.lost()
                     self._close()
                     stop.wait(0.5)
                     try:
@@ -464,4 +467,46 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
             thread.start()
     r.delete(appliers_key())
     for thread in running.values():
+        thread.join(timeout=lease_s)
+
+
+# How often `serve_cluster_appliers` lists a cluster's memories (a new one waits that long).
+RESCAN_S = 2.0
+
+
+def serve_cluster_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S,
+                           rescan_s: float = RESCAN_S) -> None:
+    """What `tomc serve --db redis+cluster://...` runs until `stop` is set: an applier for
+    every memory of the cluster, each in a thread of its own waiting on its memory's queue.
+
+    A cluster has no server-wide key (a heartbeat, a wake list) that every memory's writers
+    could reach in their memory's slot: writers see a memory's applier by its lease
+    (tomc/runtime/submit.py `serving`), and the memories are listed across the masters
+    every `rescan_s` seconds (a new memory's first writes commit themselves until then).
+    An applier whose shard fails over looks its master up again; one whose memory was
+    dropped is stopped at the next listing."""
+    running: dict[str, tuple[threading.Thread, threading.Event]] = {}
+    while not stop.is_set():
+        try:
+            names = {memory.memory_name(g) for g in db.graph_names()} - {None}
+        except (DatabaseUnavailable, redis.RedisError):
+            names = set(running)  # a master failing over: keep them, look again next round
+        for name in set(running) - names:
+            running.pop(name)[1].set()
+        for name in sorted(names):
+            if name in running and running[name][0].is_alive():
+                continue
+            try:
+                applier = Applier(db, name, lease_s)
+            except DatabaseUnavailable:
+                continue  # its shard has no master yet: next round
+            own = threading.Event()
+            thread = threading.Thread(target=applier.run, args=(own,), daemon=True,
+                                      name=f"applier {name}")
+            running[name] = (thread, own)
+            thread.start()
+        stop.wait(rescan_s)
+    for thread, own in running.values():
+        own.set()
+    for thread, _ in running.values():
         thread.join(timeout=lease_s)

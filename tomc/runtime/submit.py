@@ -15,6 +15,10 @@ memory's applier if none runs. The reply, one JSON document, is either {events: 
 kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
 no_memory | unavailable, message, ..., committed: [events]}.
 
+On a cluster, every key a request touches is the memory's (one slot): nothing goes on the
+wake list, and `tomc serve --db redis+cluster://...` keeps an applier waiting on every
+memory's queue (tomc/engine/applier.py `serve_cluster_appliers`).
+
 `serving` says whether a `tomc serve` runs appliers on this server (its heartbeat key). A
 request no applier takes within the lease is withdrawn (LREM) and `NoApplier` raised: the
 caller writes itself, with the same idempotency key; if it could not be withdrawn, an
@@ -46,10 +50,12 @@ class NoApplier(Exception):
     """No applier took the request; it was withdrawn, nothing of it applied."""
 
 
-def serving(client: redis.Redis) -> bool:
-    """Whether appliers serve this server's memories (`tomc serve` keeps the key alive).
-    Only for one server: `tomc serve` runs no appliers for a cluster, whose writers commit
-    themselves (callers ask only when the Database is not `clustered`)."""
+def serving(client: redis.Redis, clustered_memory: Optional[str] = None) -> bool:
+    """Whether appliers serve this server's memories (`tomc serve` keeps its heartbeat
+    alive). On a cluster (`clustered_memory`: the memory's name, `client` its shard's)
+    there is no server-wide key to ask: whether that memory's applier holds its lease."""
+    if clustered_memory is not None:
+        return bool(client.exists(memory_key(clustered_memory, "applier")))
     return bool(client.exists(appliers_key()))
 
 
@@ -61,12 +67,14 @@ def signature(body: str, password: str) -> str:
 def submit(client: redis.Redis, name: str, text: str, key: str,
            after_step: Optional[int] = None, create: Optional[str] = None,
            incarnation: Optional[str] = None, policy: Optional[str] = None,
-           as_agent: Optional[str] = None) -> dict:
+           as_agent: Optional[str] = None, clustered: bool = False) -> dict:
     """Submit a write to memory `name` and wait for the applier's reply (a dict, above).
     `create`: the policy to create the memory with if there is none; `policy`: the policy
     the writer asked for, checked against an existing memory's; `as_agent`: the agent
     whose own user `client` is logged in as (`tomc token credential`), which may only
-    speak as itself. Raises NoApplier, DatabaseUnavailable."""
+    speak as itself; `clustered`: `client` is the memory's shard of a cluster, where only
+    the memory's own keys may be touched (no wake list: its applier waits on the queue
+    itself). Raises NoApplier, DatabaseUnavailable."""
     rid = uuid.uuid4().hex
     login = client.connection_pool.connection_kwargs
     reply = memory_key(name, "reply", login["username"], rid) if as_agent is not None \
@@ -79,7 +87,8 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
     try:
         pipe = client.pipeline(transaction=False)
         pipe.rpush(queue, request)
-        pipe.rpush(appliers_key("wake"), name)
+        if not clustered:
+            pipe.rpush(appliers_key("wake"), name)
         pipe.blpop([reply], POLL_S)
         answer = pipe.execute()[-1]
         unserved, waited, limit = 0.0, POLL_S, statement_timeout()
@@ -90,7 +99,7 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
                                           f"idempotency key ({key})")
             waited += POLL_S
             pipe = client.pipeline(transaction=False)
-            pipe.exists(memory_key(name, "applier"), appliers_key())
+            pipe.exists(memory_key(name, "applier"), *([] if clustered else [appliers_key()]))
             pipe.blpop([reply], POLL_S)
             alive, answer = pipe.execute()
             unserved = 0.0 if alive else unserved + POLL_S

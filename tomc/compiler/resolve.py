@@ -23,9 +23,9 @@ in `stored`, rule},
 supports {p, vid, sources, authority, top, published} (published: the version's new
 publication time, or None), contests {p, vid, key, value, source, authority, published},
 keeps {p, vid, by, value} (a dated supersede's dispute: `by` takes the rivals of `vid`
-but those of its own `value`, and a claim of `vid`'s value per source), closes {p, vid, valid_to, source, authority, published} (an
-ending, and what it came from), supersedes {p, vid, by,
-valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
+but those of its own `value`, and a claim of `vid`'s value per source), closes {p, vid,
+valid_to, source, authority, published} (an ending, and what it came from), supersedes
+{p, vid, by, valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
 """
 
@@ -97,7 +97,8 @@ class Held:
 
     def load(self, rows: Iterable[dict]) -> None:
         """Take rows {agents, vid, key, value, authority, published, valid_from, source,
-        support, support_authority, rivals: [[value, source, authority]]} read from the graphs (read_open.cypher: a writer that attaches)."""
+        support, support_authority, rivals: [[value, source, authority]]} read from the
+        graphs (read_open.cypher: a writer that attaches)."""
         self.open = {}
         for r in rows:
             slot = (tuple(r["agents"]), r["key"])
@@ -165,7 +166,7 @@ class Resolution:
             self._create(chain, fact, rule, versions)
             return "adopt"
         if held.value == fact["value"]:
-            self._corroborate(chain, fact, held, versions)
+            self._corroborate(chain, fact, held)
             return "corroborate"
         outcome = "supersede" if force else self._judge(fact, held)
         if outcome == "supersede":
@@ -265,18 +266,17 @@ class Resolution:
             v, support=(*v.support, *absorbed),
             support_authority=(*v.support_authority, *absorbed.values()), rivals=rivals))
 
-    def _corroborate(self, chain: Chain, fact: Fact, held: Version,
-                     versions: tuple[Version, ...]) -> None:
+    def _corroborate(self, chain: Chain, fact: Fact, held: Version) -> None:
         """`fact`'s new sources join `held`'s support; and a claim that outranks it, both
         dated, gives it its publication time: a version ranks by its best claim, whichever
         came first (docs/semantics.md section 4, "Arrival order")."""
         sources = [s for s in fact["support"] if s not in held.support]
-        dated = _dated(fact, held) and (fact["authority"] > held.authority or (
+        outranks = _dated(fact, held) and (fact["authority"] > held.authority or (
             fact["authority"] == held.authority and fact["published"] > held.published))
-        if not sources and not dated:
+        if not sources and not outranks:
             return
         top = max(held.authority, fact["authority"])
-        published = fact["published"] if dated else None
+        published = fact["published"] if outranks else None
         self._graph(chain).supports.append({"p": chain, "vid": held.vid, "sources": sources,
                                             "authority": fact["authority"], "top": top,
                                             "published": published})

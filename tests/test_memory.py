@@ -441,6 +441,39 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
         assert event.step == 5
 
 
+def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
+        db, fresh, monkeypatch, tmp_path):
+    """A claim that outranks the version it corroborates gives it its publication time
+    (docs/semantics.md section 4, "Arrival order"); undo.cypher takes it back with the
+    support, so a writer that attaches afterwards ranks the version as before."""
+    from tomc.compiler.lower import Compiler
+    from tomc.runtime.errors import DatabaseUnavailable
+    policy = tmp_path / "dated.tom"
+    policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
+                      "  source chat authority 1\n  source bulletin authority 2\n}\n")
+    name = fresh("undone_date")
+    with Session.attach(name, db=db, policy=str(policy)) as live:
+        live.apply("agents Ana\nclaim freeze.date = d17 from note at 2026-10-13 to Ana")
+        compile_event = Compiler.event
+
+        def broken(self, event, *args, **kwargs):
+            plan = compile_event(self, event, *args, **kwargs)
+            last = plan.statements[-1]  # Ana's statement fails once the truth's applied
+            plan.statements[-1] = type(last)(last.graph, last.template,
+                                             "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
+            return plan
+
+        monkeypatch.setattr(Compiler, "event", broken)
+        with pytest.raises(DatabaseUnavailable, match="undone"):
+            live.apply("claim freeze.date = d17 from bulletin at 2026-10-15 to Ana")
+        monkeypatch.undo()
+    with Session.attach(name, db=db) as after:
+        # Newer than the note's 10-13, older than the undone 10-15: it supersedes.
+        after.apply("claim freeze.date = d20 from chat at 2026-10-14 to Ana")
+        assert after.truth("freeze.date").values == ["d20"]
+        assert after.believes("Ana", "freeze.date").values == ["d20"]
+
+
 def test_the_server_killed_and_restarted_keeps_every_acknowledged_event(tmp_path):
     data = tmp_path / "served"
     command = [sys.executable, "-c", "from tomc.cli.main import main; main()", "serve",

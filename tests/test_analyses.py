@@ -407,7 +407,7 @@ def test_compiled_handoff_reads_the_senders_mind_and_keeps_user_values_in_parame
 """
     handed = [{"key": "k.s", "value": "}) MATCH (n)", "many": False,
                "support": ["MATCH (n) via O'Brien"], "authority": 3, "published": None,
-               "valid_from": "", "ended": False, "valid_to": "", "about": None,
+               "valid_from": "", "ended": False, "valid_to": "", "about": None, "known": False,
                "rivals": [{"value": "DETACH", "source": "DETACH via O'Brien", "authority": 1}]}]
     plan = compile_scenario(scenario(text), lambda event: Bindings(handed=handed))
     statements = plan.events[1].statements

@@ -23,6 +23,7 @@ from tomc.api import Session, TomError
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
 from tomc.reference.interpreter import run_reference
+from tomc.reference.view import ReferenceView
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.transactions import TURN_MS, Writer
@@ -123,6 +124,34 @@ def test_a_memory_stored_before_version_ids_is_upgraded_when_attached(db, fresh)
         later.apply("Finance tells Maya refund.status = rejected")
         assert later.believes("Maya", "refund.status").values == ["rejected"]
         assert later.believes("Maya", "refund.status", at_step=2).to_json() == before
+
+
+def test_a_writer_that_attaches_keeps_the_disputes_it_reads(db, fresh, tmp_path):
+    """The engine resolves from the versions it reads on attaching (read_open.cypher), with
+    their support and rivals: a dated supersede after attaching keeps the dispute and takes
+    the rivals of its value into its support (docs/semantics.md section 4, "Arrival
+    order"), as a writer that never left, and the reference, do."""
+    policy = tmp_path / "dated.tom"
+    policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
+                      "  source chat authority 1\n  source bulletin authority 2\n}\n")
+    first = ["agents Ana", "claim freeze.date = d17 from note at 2026-10-13 to Ana",
+             "claim freeze.date = d20 from chat at 2026-10-12 to Ana"]
+    then = "claim freeze.date = d20 from bulletin at 2026-10-14 to Ana"
+    name = fresh("disputes_read")
+    with Session.attach(name, db=db, policy=str(policy)) as writer:
+        writer.apply("\n".join(first))
+        assert writer.believes("Ana", "freeze.date").contested == ["d20"]
+    with Session.attach(name, db=db) as later:
+        later.apply(then)
+        answer = later.believes("Ana", "freeze.date")
+        assert (answer.values, answer.contested, answer.support) == (
+            ["d20"], ["d17"], ["bulletin", "chat"])
+        text = later.export()
+    (scenario,) = check_text(text, "exported.tom").scenarios
+    reference = ReferenceView(run_reference(scenario), len(scenario.events))
+    (held,) = reference.held([("Ana",)])
+    assert (held.value, [r.value for r in held.rivals], sorted(held.support)) == (
+        "d20", ["d17"], ["bulletin", "chat"])
 
 
 def test_attaching_runs_no_event_again(db, fresh):
@@ -445,6 +474,39 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
         assert after.believes("Maya", "refund.status").values == ["approved"]
         (event,) = after.apply("Finance tells Maya refund.status = rejected")
         assert event.step == 5
+
+
+def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
+        db, fresh, monkeypatch, tmp_path):
+    """A claim that outranks the version it corroborates gives it its publication time
+    (docs/semantics.md section 4, "Arrival order"); undo.cypher takes it back with the
+    support, so a writer that attaches afterwards ranks the version as before."""
+    from tomc.compiler.lower import Compiler
+    from tomc.runtime.errors import DatabaseUnavailable
+    policy = tmp_path / "dated.tom"
+    policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
+                      "  source chat authority 1\n  source bulletin authority 2\n}\n")
+    name = fresh("undone_date")
+    with Session.attach(name, db=db, policy=str(policy)) as live:
+        live.apply("agents Ana\nclaim freeze.date = d17 from note at 2026-10-13 to Ana")
+        compile_event = Compiler.event
+
+        def broken(self, event, *args, **kwargs):
+            plan = compile_event(self, event, *args, **kwargs)
+            last = plan.statements[-1]  # Ana's statement fails once the truth's applied
+            plan.statements[-1] = type(last)(last.graph, last.template,
+                                             "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
+            return plan
+
+        monkeypatch.setattr(Compiler, "event", broken)
+        with pytest.raises(DatabaseUnavailable, match="undone"):
+            live.apply("claim freeze.date = d17 from bulletin at 2026-10-15 to Ana")
+        monkeypatch.undo()
+    with Session.attach(name, db=db) as after:
+        # Newer than the note's 10-13, older than the undone 10-15: it supersedes.
+        after.apply("claim freeze.date = d20 from chat at 2026-10-14 to Ana")
+        assert after.truth("freeze.date").values == ["d20"]
+        assert after.believes("Ana", "freeze.date").values == ["d20"]
 
 
 def test_the_server_killed_and_restarted_keeps_every_acknowledged_event(tmp_path):

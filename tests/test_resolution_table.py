@@ -4,10 +4,13 @@ Each row is one key: a claim P (value `p`, from `a1`, authority 1) and a claim Q
 arriving in either order, then optionally an ending of the key; the columns are every
 combination of cardinality, trust mode, ties, Q's authority against P's (lower, equal,
 higher), Q's date against P's (older, same, newer, or either or both undated) and arrival
-order (P first or Q first), and the ending's authority. `expected` states the table of
-section 4 for one row; the FalkorDB engine (tomc/compiler/resolve.py, answers read back from
-the graphs) and the reference interpreter must both give it, for the truth and for a
-listener, as values held at the end and claims contested against them.
+order (P first or Q first), and the ending's authority; and, for dated claims of a
+cardinality-one key, a third claim R of P's value arriving first, second or last (a
+corroboration that outranks, a supersede that absorbs the claims of its value: section 4,
+"Arrival order"). `expected` states the table of section 4 for one row; the FalkorDB
+engine (tomc/compiler/resolve.py, answers read back from the graphs) and the reference
+interpreter must both give it, for the truth and for a listener, as values held at the
+end, claims contested against them and their support.
 """
 
 from __future__ import annotations
@@ -34,73 +37,120 @@ ENDINGS = {"none": None, "lower": ("b0", 0), "equal": ("a1", 1), "higher": ("b2"
 TRUSTS = ("credulous", "authority", "exit_order")
 TIES = ("contested", "newest", "first")
 
-ROWS = list(product(CARDINALITIES, AUTHORITY, DATES, ARRIVALS, ENDINGS))
+# A third claim R of P's value, from `c2` (authority 2) at 2026-01-04 (after P and Q),
+# arriving first, between P and Q, or last: a corroboration that outranks P gives it R's
+# publication time, and a supersede by p absorbs the claims of p that had lost (section 4,
+# "Arrival order"). Only for a cardinality-one key with P and Q dated, without an ending.
+R_ARRIVALS = ("none", "R first", "R second", "R last")
+
+ROWS = [(*row, "none") for row in product(CARDINALITIES, AUTHORITY, DATES, ARRIVALS, ENDINGS)]
+ROWS += [("one", authority, dates, arrival, "none", r)
+         for authority, dates, arrival, r in product(
+             AUTHORITY, ("older", "same", "newer"), ARRIVALS, R_ARRIVALS[1:])]
 
 
 class Claim:
-    """A value (or an ending: value None) with its authority and publication time."""
+    """A value (or an ending: value None) from `source`, with its authority and
+    publication time; as a held version, its support and the claims (value, source)
+    contested against it."""
 
-    def __init__(self, value: Optional[str], authority: int, published: Optional[str]):
-        self.value, self.authority, self.published = value, authority, published
-        self.contested: list[str] = []
+    def __init__(self, value: Optional[str], source: str, authority: int,
+                 published: Optional[str]):
+        self.value, self.source = value, source
+        self.authority, self.published = authority, published
+        self.support: list[str] = [source]
+        self.contested: list[tuple[str, str]] = []
+
+
+def dated(new: Claim, held: Claim) -> bool:
+    return new.published is not None and held.published is not None
 
 
 def judge(new: Claim, held: Claim, ties: str) -> str:
     """Section 4's table for a value (or an ending) against a held version of another
-    value: supersede, contest, or ignore."""
-    undated = new.published is None or held.published is None
-    if new.authority > held.authority and (undated or new.published >= held.published):
+    value: supersede, contest, or ignore. Higher authority supersedes whatever the dates."""
+    if new.authority != held.authority:
+        return "supersede" if new.authority > held.authority else "contest"
+    if not dated(new, held) or new.published > held.published:
         return "supersede"
-    if new.authority == held.authority:
-        if undated or new.published > held.published:
-            return "supersede"
-        if new.published == held.published:
-            return {"newest": "supersede", "first": "ignore", "contested": "contest"}[ties]
+    if new.published == held.published:
+        return {"newest": "supersede", "first": "ignore", "contested": "contest"}[ties]
     return "contest"
 
 
-def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str]]:
-    """(values held at the end, claims contested against them) for one row."""
-    cardinality, authority, dates, arrival, ending = row
-    force = trust != "authority"  # claims are adopted outright unless trust is by authority
-    p = Claim("p", 1, DATES[dates][0])
-    q = Claim("q", AUTHORITY[authority][1], DATES[dates][1])
-    first, second = (p, q) if arrival == "P first" else (q, p)
-    held = [first]
-    if cardinality == "many":
-        held.append(second)
-    else:
-        outcome = "supersede" if force else judge(second, first, ties)
-        if outcome == "supersede":
-            held = [second]
-        elif outcome == "contest":
-            first.contested.append(second.value)
-    if ENDINGS[ending] is not None:
-        end = Claim(None, ENDINGS[ending][1], "2026-02-01")
-        for version in list(held):
-            outcome = "supersede" if force else judge(end, version, ties)
+def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Claim]:
+    """The versions held after `arrivals`, in order, by section 4's table."""
+    held: list[Claim] = []
+    for new in arrivals:
+        if new.value is None:  # an ending: it closes what it outranks, else is contested
+            for version in list(held):
+                outcome = "supersede" if force else judge(new, version, ties)
+                if outcome == "supersede":
+                    held.remove(version)
+                elif outcome == "contest":
+                    version.contested.append(("(ended)", new.source))
+            continue
+        same = [v for v in held if v.value == new.value]
+        if same:  # corroborate: a claim that outranks the version gives it its date
+            version = same[0]
+            if new.source not in version.support:
+                version.support.append(new.source)
+            if dated(new, version) and judge(new, version, "contested") == "supersede":
+                version.published = new.published
+            version.authority = max(version.authority, new.authority)
+        elif many or not held:
+            held.append(new)
+        else:
+            old = held[0]
+            outcome = "supersede" if force else judge(new, old, ties)
             if outcome == "supersede":
-                held.remove(version)
+                held = [new]
+                if not force and dated(new, old):  # the dispute is kept
+                    new.contested = [c for c in old.contested if c[0] != new.value]
+                    new.contested += [(old.value, s) for s in old.support]
+                    new.support += [s for v, s in old.contested
+                                    if v == new.value and s not in new.support]
             elif outcome == "contest":
-                version.contested.append("(ended)")
-    return sorted(v.value for v in held), sorted({c for v in held for c in v.contested})
+                old.contested.append((new.value, new.source))
+    return held
+
+
+def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str], list[str]]:
+    """(values held at the end, claims contested against them, their support) for one
+    row."""
+    cardinality, authority, dates, arrival, ending, r = row
+    p = Claim("p", "a1", 1, DATES[dates][0])
+    q = Claim("q", AUTHORITY[authority][0], AUTHORITY[authority][1], DATES[dates][1])
+    arrivals = [p, q] if arrival == "P first" else [q, p]
+    if r != "none":
+        arrivals.insert(R_ARRIVALS.index(r) - 1, Claim("p", "c2", 2, "2026-01-04"))
+    if ENDINGS[ending] is not None:
+        arrivals.append(Claim(None, ENDINGS[ending][0], ENDINGS[ending][1], "2026-02-01"))
+    # Claims are adopted outright unless trust is by authority.
+    held = settle(arrivals, cardinality == "many", trust != "authority", ties)
+    return (sorted(v.value for v in held), sorted({c for v in held for c, _ in v.contested}),
+            sorted({s for v in held for s in v.support}))
 
 
 def scenario_text(trust: str, ties: str) -> str:
     """One scenario per trust mode and ties: each row a key of its own."""
     many = "".join(f"  predicate t.k{i} many\n" for i, row in enumerate(ROWS) if row[0] == "many")
     lines = []
-    for i, (_, authority, dates, arrival, ending) in enumerate(ROWS):
+    for i, (_, authority, dates, arrival, ending, r) in enumerate(ROWS):
         p_date, q_date = DATES[dates]
         p = f'claim t.k{i} = p from a1{_at(p_date)} to all'
         q = f'claim t.k{i} = q from {AUTHORITY[authority][0]}{_at(q_date)} to all'
-        lines += [p, q] if arrival == "P first" else [q, p]
+        claims = [p, q] if arrival == "P first" else [q, p]
+        if r != "none":
+            claims.insert(R_ARRIVALS.index(r) - 1,
+                          f"claim t.k{i} = p from c2 at 2026-01-04 to all")
+        lines += claims
         if ENDINGS[ending] is not None:
             lines.append(f"claim t.k{i} ended from {ENDINGS[ending][0]} at 2026-02-01 to all")
     body = "\n".join(f"  {line}" for line in lines)
     return (f"policy table {{\n  depth 2\n  trust {trust}\n  ties {ties}\n"
             "  source a1 authority 1\n  source b0 authority 0\n  source b1 authority 1\n"
-            f"  source b2 authority 2\n{many}}}\n\n"
+            f"  source b2 authority 2\n  source c2 authority 2\n{many}}}\n\n"
             f"scenario table {{\n  agents L, M\n  rooms r\n  L, M enter r\n{body}\n}}\n")
 
 
@@ -126,7 +176,7 @@ def test_both_engines_reproduce_the_resolution_table(db, trust, ties):
         for name, found in answers.items():
             for query, answer in zip(queries, found):
                 row = ROWS[int(query.key[3:])]
-                got = (sorted(answer.values), sorted(set(answer.contested)))
+                got = (sorted(answer.values), sorted(set(answer.contested)), answer.support)
                 assert got == expected(row, trust, ties), (name, trust, ties, row,
                                                            query.chain)
     finally:

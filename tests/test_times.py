@@ -62,7 +62,9 @@ scenario tie {{
 
 @pytest.mark.parametrize("ties, value, contested", [
     ("", ["one"], ["two"]), ("ties contested", ["one"], ["two"]),
-    ("ties newest", ["two"], []), ("ties first", ["one"], []),
+    # `ties newest`: a dated supersede keeps the loser contested (semantics.md section 4,
+    # "Arrival order"); `ties first` drops it without a trace.
+    ("ties newest", ["two"], ["one"]), ("ties first", ["one"], []),
 ])
 @pytest.mark.parametrize("engine", ["falkordb", "reference"])
 def test_the_policy_decides_ties_of_authority_and_date(db, engine, ties, value, contested):

@@ -9,7 +9,8 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
   recorded against what it holds), `private` (what S learnt in a private tell: kind
   `tell`; its value and source are not shown, and neither are rivals that came in a
   private tell);
-- **caveats**: for each included value, the rival claims against it;
+- **caveats**: for each included value, the rival claims against it; for a value `S > R`
+  already holds, the rivals `S > R`'s version lacks (`caveats_to_send`);
 - **readiness**: for each procedure of the scenario (its policy's and its own) with a step
   on an included key, the verdict (docs/language.md, "Procedures and readiness") from S's
   beliefs, from `S > R` now, and from `S > R` once it takes the included facts in (a `one`
@@ -208,7 +209,9 @@ class Sent:
     believes: the receiver's model of X takes it (`S > X` becomes `R > X`). An ending
     (`ended`) is S's knowledge that
     `key = value` no longer holds: its support is the ending's source via S, its authority
-    and publication time the ending's, `valid_to` where the ended value stopped holding."""
+    and publication time the ending's, `valid_to` where the ended value stopped holding.
+    A caveat (`known`) is a value S thinks R already holds: only its `rivals` are sent
+    (recorded as contested claims against what R holds), never the value itself."""
 
     key: str
     value: str
@@ -220,6 +223,7 @@ class Sent:
     ended: bool = False
     valid_to: str = ""
     about: Optional[str] = None
+    known: bool = False
 
     def to_row(self, many: bool) -> dict:
         """The fact as the compiler's bindings take it (tomc/compiler/reads.py `handed`)."""
@@ -227,6 +231,7 @@ class Sent:
                 "support": list(self.support), "authority": self.authority,
                 "published": self.published, "valid_from": self.valid_from,
                 "ended": self.ended, "valid_to": self.valid_to, "about": self.about,
+                "known": self.known,
                 "rivals": [{"value": r.value, "source": r.source, "authority": r.authority}
                            for r in self.rivals]}
 
@@ -241,19 +246,21 @@ def handed_over(view: BeliefView, sender: str, receiver: str,
                 speaking_authority: int) -> list[Sent]:
     """What `handoff sender -> receiver write` sends, as of the view's step: the included
     facts with their sources, authority and dates (a fact the sender observed: the sender
-    itself, with its `speaking_authority`), and their non-private rivals; then the endings
-    (`endings_to_send`)."""
+    itself, with its `speaking_authority`), and their non-private rivals; then the caveats
+    about values the receiver holds (`caveats_to_send`), the endings (`endings_to_send`)
+    and the hearsay (`hearsay_to_send`)."""
     out = []
     for h in facts_to_send(view, sender, receiver):
         if h.support:
             support, authority = tuple(via(s, sender) for s in h.support), h.authority
         else:
             support, authority = (sender,), speaking_authority
-        rivals = tuple(Rival(r.value, via(r.source, sender) if r.source else sender,
-                             r.authority, r.step, r.kind)
-                       for r in h.rivals if not is_private(r.kind))
-        out.append(Sent(h.key, h.value, support, authority, rivals, h.published,
-                        h.valid_from))
+        out.append(Sent(h.key, h.value, support, authority, _rivals_via(h.rivals, sender),
+                        h.published, h.valid_from))
+    for h, rivals in caveats_to_send(view, sender, receiver):
+        support = tuple(via(s, sender) for s in h.support) or (sender,)
+        out.append(Sent(h.key, h.value, support, h.authority, _rivals_via(rivals, sender),
+                        h.published, h.valid_from, known=True))
     for h in endings_to_send(view, sender, receiver):
         ending = h.ending
         source = via(ending.source, sender) if ending.source else sender
@@ -264,6 +271,33 @@ def handed_over(view: BeliefView, sender: str, receiver: str,
         authority = h.authority if h.support else speaking_authority
         out.append(Sent(h.key, h.value, support, authority, (), h.published, h.valid_from,
                         about=h.chain[1]))
+    return out
+
+
+def _rivals_via(rivals, sender: str) -> tuple[Rival, ...]:
+    """Rivals as the receiver records them: non-private ones, each source `via` the sender
+    (the sender itself for an observation)."""
+    return tuple(Rival(r.value, via(r.source, sender) if r.source else sender,
+                       r.authority, r.step, r.kind)
+                 for r in rivals if not is_private(r.kind))
+
+
+def caveats_to_send(view: BeliefView, sender: str,
+                    receiver: str) -> list[tuple[Held, tuple[Rival, ...]]]:
+    """The caveats about values `sender > receiver` already holds (so not sent themselves):
+    for each non-private value the sender holds that its model of the receiver holds too,
+    the non-private rivals the sender recorded against it whose value the model's version
+    is not contested by, by key and value (docs/semantics.md section 3, "Handoffs")."""
+    model = {(h.key, h.value): {r.value for r in h.rivals}
+             for h in view.held([(sender, receiver)])}
+    out = []
+    for h in sorted(view.held([(sender,)]), key=lambda h: (h.key, h.value)):
+        if is_private(h.kind) or (h.key, h.value) not in model:
+            continue
+        rivals = tuple(r for r in h.rivals if not is_private(r.kind)
+                       and r.value not in model[(h.key, h.value)])
+        if rivals:
+            out.append((h, rivals))
     return out
 
 
@@ -323,6 +357,9 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
     held = sorted(view.held([(sender,)]), key=lambda h: (h.key, h.value))
     model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
     sent = {(h.key, h.value) for h in facts_to_send(view, sender, receiver)}
+    # Caveats about values the receiver holds: rival values its version lacks.
+    lacking = {(h.key, h.value, r.value) for h, rivals in caveats_to_send(view, sender, receiver)
+               for r in rivals}
     included, excluded, caveats = [], [], []
     for h in held:
         if is_private(h.kind):
@@ -341,7 +378,7 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                 h.key, "contested", rival.value,
                 f"claimed by {rival.source or 'an observation'} (authority {rival.authority}) "
                 f"at step {rival.step}; {sender} holds {h.value}"))
-            if (h.key, h.value) in sent:
+            if (h.key, h.value) in sent or (h.key, h.value, rival.value) in lacking:
                 caveats.append(Caveat(h.key, h.value, rival))
     closed = view.superseded([(sender,)])
     # A version closed with no successor was ended (docs/language.md "Endings").

@@ -138,7 +138,8 @@ class Compiler:
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
                        h["published"], h["valid_from"], support=h["support"])
-                 for h in bindings.handed if not h["ended"] and h["about"] is None]
+                 for h in bindings.handed
+                 if not h["ended"] and h["about"] is None and not h["known"]]
         # Hearsay (what S thinks X believes) goes to each named chain's model of X, tagged
         # with X so that only those chains resolve it.
         hearsay: dict[str, list[FactRow]] = {}
@@ -186,8 +187,10 @@ class Compiler:
                 hearsay: Optional[dict[str, list[FactRow]]] = None,
                 truth: Optional[bool] = None) -> EventPlan:
         facts = [*facts, *endings]
-        keys = [f["key"] for f in facts]
-        plans = [self.perspectives.plan(routing, keys)] if facts else []
+        # A handoff's caveat about a value the receiver holds has rivals and no fact: its
+        # key is written too, so the contested claim goes to each chain's own version.
+        keys = list(dict.fromkeys([*(f["key"] for f in facts), *(r["key"] for r in rivals)]))
+        plans = [self.perspectives.plan(routing, keys)] if keys else []
         movers = {agent: Models(routing, agent, "hearsay: ") for agent in hearsay or {}}
         for agent, about in (hearsay or {}).items():
             plans.append(self.perspectives.plan(movers[agent], [f["key"] for f in about]))

@@ -14,14 +14,18 @@ This is the engine's only statement of the rules; the reference interpreter
 (tomc/reference/interpreter.py) states them on its own, and the property tests and
 tests/test_resolution_table.py compare the two.
 
-Shapes: `Version(vid, key, value, authority, published, valid_from, source, support)`;
+Shapes: `Version(vid, key, value, authority, published, valid_from, source, support,
+support_authority, rivals)` (rivals: the claims contested against it, (value, source,
+authority) each);
 `Changes` holds one graph's parameter rows (docs/cypher.md, write.cypher):
 copies {p, source, key, open: [{from, vid}]}, creates {p, vid, f: the index of its fact
 in `stored`, rule},
-supports {p, vid, sources, authority, top}, contests {p, vid, key, value, source,
-authority, published}, closes {p, vid, valid_to, source, authority, published} (an
-ending, and what it came from), supersedes {p, vid, by,
-valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
+supports {p, vid, sources, authority, top, published} (published: the version's new
+publication time, or None), contests {p, vid, key, value, source, authority, published},
+keeps {p, vid, by, value} (a dated supersede's dispute: `by` takes the rivals of `vid`
+but those of its own `value`, and a claim of `vid`'s value per source), closes {p, vid,
+valid_to, source, authority, published} (an ending, and what it came from), supersedes
+{p, vid, by, valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
 """
 
@@ -55,6 +59,8 @@ class Version:
     valid_from: Optional[str]
     source: Optional[str]
     support: tuple[str, ...]
+    support_authority: tuple[int, ...] = ()
+    rivals: tuple[tuple[Optional[str], Optional[str], int], ...] = ()
 
 
 @dataclass
@@ -65,20 +71,22 @@ class Changes:
     creates: list[dict] = field(default_factory=list)
     supports: list[dict] = field(default_factory=list)
     contests: list[dict] = field(default_factory=list)
+    keeps: list[dict] = field(default_factory=list)
     closes: list[dict] = field(default_factory=list)
     supersedes: list[dict] = field(default_factory=list)
 
     def params(self) -> dict[str, list[dict]]:
         """write.cypher's rows: creates and supersedes always, the rarer parts when they
         have rows (only those are rendered: `parts`). Copies go in copy.cypher."""
-        rare = {"supports": self.supports, "contests": self.contests, "closes": self.closes}
+        rare = {"supports": self.supports, "contests": self.contests, "keeps": self.keeps,
+                "closes": self.closes}
         return {"creates": self.creates, "supersedes": self.supersedes,
                 **{name: rows for name, rows in rare.items() if rows}}
 
     def parts(self) -> dict[str, bool]:
         """Which of write.cypher's rarer parts to render."""
         return {"supports": bool(self.supports), "contests": bool(self.contests),
-                "closes": bool(self.closes)}
+                "keeps": bool(self.keeps), "closes": bool(self.closes)}
 
 
 class Held:
@@ -89,13 +97,16 @@ class Held:
 
     def load(self, rows: Iterable[dict]) -> None:
         """Take rows {agents, vid, key, value, authority, published, valid_from, source,
-        support} read from the graphs (read_open.cypher: a writer that attaches)."""
+        support, support_authority, rivals: [[value, source, authority]]} read from the
+        graphs (read_open.cypher: a writer that attaches)."""
         self.open = {}
         for r in rows:
             slot = (tuple(r["agents"]), r["key"])
             self.open[slot] = (*self.open.get(slot, ()), Version(
                 r["vid"], r["key"], r["value"], r["authority"], r["published"],
-                r["valid_from"], r["source"], tuple(r["support"] or ())))
+                r["valid_from"], r["source"], tuple(r["support"] or ()),
+                tuple(r["support_authority"] or ()),
+                tuple(tuple(x) for x in r["rivals"] or ())))
 
     def accept(self, changed: dict[tuple[Chain, str], tuple[Version, ...]]) -> None:
         """Record what a committed change left open (`Resolution.changed`)."""
@@ -155,7 +166,7 @@ class Resolution:
             self._create(chain, fact, rule, versions)
             return "adopt"
         if held.value == fact["value"]:
-            self._corroborate(chain, fact, held, versions)
+            self._corroborate(chain, fact, held)
             return "corroborate"
         outcome = "supersede" if force else self._judge(fact, held)
         if outcome == "supersede":
@@ -164,6 +175,8 @@ class Resolution:
             valid_to = _later(fact["valid_from"], held.valid_from)
             kept = tuple(v for v in versions if v.vid != held.vid)
             new = self._create(chain, fact, rule, kept)
+            if not force and _dated(fact, held):
+                self._keep_dispute(chain, fact, held, new)
             self._graph(chain).supersedes.append({"p": chain, "vid": held.vid, "by": new,
                                                   "valid_to": valid_to})
         elif outcome == "contest":
@@ -172,16 +185,15 @@ class Resolution:
 
     def _judge(self, fact: Fact, held: Version) -> str:
         """The table of section 4 for a value (or an ending) against a held version of
-        another value: supersede, contest, or ignore (a tie under `ties first`)."""
-        mine, theirs = fact["published"], held.published
-        undated = mine is None or theirs is None
-        if fact["authority"] > held.authority and (undated or mine >= theirs):
+        another value: supersede, contest, or ignore (a tie under `ties first`). Higher
+        authority supersedes whatever the dates, so that between dated values arrival order
+        decides nothing (section 4, "Arrival order")."""
+        if fact["authority"] != held.authority:
+            return "supersede" if fact["authority"] > held.authority else "contest"
+        if not _dated(fact, held) or fact["published"] > held.published:
             return "supersede"
-        if fact["authority"] == held.authority:
-            if undated or mine > theirs:
-                return "supersede"
-            if mine == theirs:  # a tie: same authority, same instant
-                return {"newest": "supersede", "first": "ignore"}.get(self.ties, "contest")
+        if fact["published"] == held.published:  # a tie: same authority, same instant
+            return {"newest": "supersede", "first": "ignore"}.get(self.ties, "contest")
         return "contest"
 
     def _end(self, chain: Chain, fact: Fact, force: bool) -> str:
@@ -189,7 +201,7 @@ class Resolution:
         section 4, "Endings"), else is recorded against it as `(ended)`."""
         versions = self.current(chain, fact["key"])
         outcome = "none"
-        kept = list(versions)
+        closed = set()
         for held in versions:
             if (fact["value"] is not None and held.value != fact["value"]) or (
                     fact.get("of") is not None and held.source != fact["of"]):
@@ -197,7 +209,7 @@ class Resolution:
             outcome = "supersede" if force else self._judge(fact, held)
             if outcome == "supersede":
                 outcome = "close"
-                kept.remove(held)
+                closed.add(held.vid)
                 # What ended it stays on it, for a handoff to pass the ending on.
                 self._graph(chain).closes.append({
                     "p": chain, "vid": held.vid,
@@ -206,7 +218,8 @@ class Resolution:
                     "published": fact["published"]})
             elif outcome == "contest":
                 self._contest(chain, held, ENDED, fact)
-        self.changed[(chain, fact["key"])] = tuple(kept)
+        self.changed[(chain, fact["key"])] = tuple(
+            v for v in self.current(chain, fact["key"]) if v.vid not in closed)
         return outcome
 
     def rival(self, chain: Chain, rival: Fact) -> None:
@@ -226,25 +239,69 @@ class Resolution:
                                            "f": self.facts[id(fact)], "rule": rule})
         self.changed[(chain, fact["key"])] = (*kept, Version(
             vid, fact["key"], fact["value"], fact["authority"], fact["published"],
-            fact["valid_from"], fact["source"], tuple(fact["support"])))
+            fact["valid_from"], fact["source"], tuple(fact["support"]),
+            tuple(fact["authority"] for _ in fact["support"])))
         return vid
 
-    def _corroborate(self, chain: Chain, fact: Fact, held: Version,
-                     versions: tuple[Version, ...]) -> None:
+    def _keep_dispute(self, chain: Chain, fact: Fact, held: Version, new: int) -> None:
+        """A dated supersede not forced keeps the dispute, as if the two had arrived the
+        other way round (docs/semantics.md section 4, "Arrival order"): the new version is
+        contested by `held`'s rivals, but those of its own value, whose sources join its
+        support instead (they claimed it), and by `held`'s value, one claim per source with
+        the authority it joined with (write.cypher `keeps`)."""
+        value = fact["value"]
+        absorbed: dict[str, int] = {}  # source -> authority, each source once
+        for rival, source, authority in held.rivals:
+            if rival == value and source is not None and source not in fact["support"]:
+                absorbed.setdefault(source, authority)
+        for source, authority in absorbed.items():
+            self._graph(chain).supports.append({
+                "p": chain, "vid": new, "sources": [source], "authority": authority,
+                "top": fact["authority"], "published": None})
+        self._graph(chain).keeps.append({"p": chain, "vid": held.vid, "by": new,
+                                         "value": value})
+        rivals = (*(r for r in held.rivals if r[0] != value),
+                  *((held.value, s, a) for s, a in zip(held.support, held.support_authority)))
+        self._replace(chain, fact["key"], new, lambda v: replace(
+            v, support=(*v.support, *absorbed),
+            support_authority=(*v.support_authority, *absorbed.values()), rivals=rivals))
+
+    def _corroborate(self, chain: Chain, fact: Fact, held: Version) -> None:
+        """`fact`'s new sources join `held`'s support; and a claim that outranks it, both
+        dated, gives it its publication time: a version ranks by its best claim, whichever
+        came first (docs/semantics.md section 4, "Arrival order")."""
         sources = [s for s in fact["support"] if s not in held.support]
-        if not sources:
+        outranks = _dated(fact, held) and (fact["authority"] > held.authority or (
+            fact["authority"] == held.authority and fact["published"] > held.published))
+        if not sources and not outranks:
             return
         top = max(held.authority, fact["authority"])
+        published = fact["published"] if outranks else None
         self._graph(chain).supports.append({"p": chain, "vid": held.vid, "sources": sources,
-                                            "authority": fact["authority"], "top": top})
-        grown = replace(held, authority=top, support=(*held.support, *sources))
-        self.changed[(chain, fact["key"])] = tuple(grown if v.vid == held.vid else v
-                                                   for v in versions)
+                                            "authority": fact["authority"], "top": top,
+                                            "published": published})
+        self._replace(chain, fact["key"], held.vid, lambda v: replace(
+            v, authority=top, support=(*v.support, *sources),
+            support_authority=(*v.support_authority, *(fact["authority"] for _ in sources)),
+            published=published or v.published))
 
     def _contest(self, chain: Chain, held: Version, value: Optional[str], fact: Fact) -> None:
         self._graph(chain).contests.append({"p": chain, "vid": held.vid, "key": fact["key"],
                      "value": value, "source": fact["source"],
                      "authority": fact["authority"], "published": fact["published"]})
+        self._replace(chain, fact["key"], held.vid, lambda v: replace(
+            v, rivals=(*v.rivals, (value, fact["source"], fact["authority"]))))
+
+    def _replace(self, chain: Chain, key: str, vid: int, change) -> None:
+        """The open version `vid` of (chain, key), changed by `change(version)`."""
+        self.changed[(chain, key)] = tuple(change(v) if v.vid == vid else v
+                                           for v in self.current(chain, key))
+
+
+def _dated(fact: Fact, held: Version) -> bool:
+    """Both sides have a publication time: the only case resolution can rank without
+    arrival order (docs/semantics.md section 4, "Arrival order")."""
+    return fact["published"] is not None and held.published is not None
 
 
 def _later(mine: Optional[str], theirs: Optional[str]) -> Optional[str]:

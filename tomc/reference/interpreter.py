@@ -32,7 +32,8 @@ class Fact:
     the first one its `source`) and the `rivals` to record against it as contested claims
     (tomc/analysis/handoff.py `handed_over`). A fact `about` agent X (a report, or hearsay
     a handoff carries) is resolved, instead of into each chain the rules name, into that
-    chain's model of X (docs/semantics.md section 3, "Reports")."""
+    chain's model of X (docs/semantics.md section 3, "Reports"). A `known` fact is never
+    resolved: the receiver already holds it, and only its rivals are recorded."""
 
     key: str
     value: Optional[str]
@@ -48,6 +49,7 @@ class Fact:
     support: Optional[tuple[str, ...]] = None
     rivals: tuple = ()
     about: Optional[str] = None  # a report or hearsay: it goes to each chain's model of X
+    known: bool = False  # a handoff's caveat: the receiver holds it, only `rivals` are sent
 
     def sources(self) -> tuple[str, ...]:
         """The sources the fact comes with: its support, else its one source, if any."""
@@ -273,7 +275,7 @@ class ReferenceInterpreter:
         view = ReferenceView(self, event.step - 1)
         return [Fact(h.key, h.value, self.policy.is_many(h.key), None, h.support[0],
                      h.authority, h.published, h.valid_from, h.ended, None, h.valid_to,
-                     support=h.support, rivals=h.rivals, about=h.about)
+                     support=h.support, rivals=h.rivals, about=h.about, known=h.known)
                 for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
@@ -296,7 +298,7 @@ class ReferenceInterpreter:
             # A report tells what someone believes, not the value itself.
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
                           for listener in heard for f in facts
-                          if not f.ended and f.about is None]
+                          if not f.ended and f.about is None and not f.known]
         authority_trust = self.policy.trust == "authority"
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
@@ -327,7 +329,7 @@ class ReferenceInterpreter:
                 force = not authority_trust or (len(chain) >= 2 and chain[-1] == speaker)
                 for fact in facts:
                     target = self.model_of(chain, fact.about)
-                    if target is not None:
+                    if target is not None and not fact.known:
                         text = rule.text if fact.about is None or event.kind != "handoff" \
                             else f"hearsay: {rule.text}"
                         self.adopt(target, fact, event, force, text)
@@ -428,6 +430,10 @@ class ReferenceInterpreter:
                     held.support.append(source)
                     held.support_since.append(event.step)
                     held.support_authority.append(fact.authority)
+            if _dated(fact, held) and _outranks(fact, held, "contested"):
+                # The version ranks by its best claim: arrival order must not decide
+                # whether a later rival finds it older (docs/semantics.md section 4).
+                held.published = fact.published
             held.authority = max(held.authority, fact.authority)
         elif outcome == "ignore":
             pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
@@ -440,10 +446,18 @@ class ReferenceInterpreter:
                 # never held in valid time (an empty interval, never an inverted one).
                 held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
             sources = list(fact.sources())
+            authorities = [fact.authority] * len(sources)
+            keeps = held is not None and not force and _dated(fact, held)
+            if keeps:  # the claims of v that had lost to b support v now
+                for rival in held.contested:
+                    if rival.value == fact.value and rival.source not in (None, *sources):
+                        sources.append(rival.source)
+                        authorities.append(rival.authority)
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
                 fact.published, fact.valid_from, fact.room, rule, fact.authority, sources,
-                [event.step] * len(sources), [fact.authority] * len(sources)))
+                [event.step] * len(sources), authorities,
+                contested=_dispute_kept(held, fact, event.step) if keeps else []))
         return outcome
 
     def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:
@@ -524,15 +538,30 @@ class ReferenceInterpreter:
 
 
 def _outranks(fact: Fact, held: Belief, ties: str) -> bool:
-    """The supersede rows of the resolution table (docs/semantics.md section 4); a tie (same
-    authority, same date) supersedes under `ties newest`."""
-    undated = fact.published is None or held.published is None
-    if fact.authority > held.authority:
-        return undated or fact.published >= held.published
-    if fact.authority == held.authority:
-        return undated or fact.published > held.published or (
-            ties == "newest" and fact.published == held.published)
-    return False
+    """The supersede rows of the resolution table (docs/semantics.md section 4): higher
+    authority, whatever the dates; equal authority and newer (undated: the later arrival);
+    a tie (same authority, same date) under `ties newest`."""
+    if fact.authority != held.authority:
+        return fact.authority > held.authority
+    return not _dated(fact, held) or fact.published > held.published or (
+        ties == "newest" and fact.published == held.published)
+
+
+def _dated(fact: Fact, held: Belief) -> bool:
+    """Both sides have a publication time: the only case resolution can rank without
+    arrival order (docs/semantics.md section 4, "Arrival order")."""
+    return fact.published is not None and held.published is not None
+
+
+def _dispute_kept(held: Belief, fact: Fact, step: int) -> list[Contest]:
+    """What a dated supersede keeps contested against the new version: the rivals of the
+    version it closes, and that version's value, one claim per source (with the authority
+    it joined with), so the rivals are the same as if the two had arrived the other way
+    round (docs/semantics.md section 4, "Arrival order"). Never the new value itself: its
+    rival claims join the new version's support instead (`adopt`)."""
+    kept = [c for c in held.contested if c.value != fact.value]
+    return kept + [Contest(step, held.value, source, authority, held.kind)
+                   for source, authority in zip(held.support, held.support_authority)]
 
 
 def _tied(fact: Fact, held: Belief) -> bool:

@@ -65,7 +65,7 @@ class Directory:
 # The parameters of write.cypher whose rows name perspectives by chain
 # (tomc/compiler/resolve.py Changes).
 LINKED = {"copies": ("p", "source"), "creates": ("p",), "supports": ("p",),
-          "contests": ("p",), "closes": ("p",), "supersedes": ("p",)}
+          "contests": ("p",), "keeps": ("p",), "closes": ("p",), "supersedes": ("p",)}
 
 
 @dataclass

@@ -3,4 +3,6 @@
 MATCH (p:P)-[:HOLDS]->(b:V)
 RETURN p.agents AS agents, b.vid AS vid, b.key AS key, b.value AS value,
        b.authority AS authority, b.published AS published, b.valid_from AS valid_from,
-       b.source AS source, b.support AS support
+       b.source AS source, b.support AS support, b.support_authority AS support_authority,
+       [(rival:Contest)-[:CONTESTS]->(b) | [rival.value, rival.source, rival.authority]]
+         AS rivals

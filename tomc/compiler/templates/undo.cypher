@@ -2,7 +2,7 @@
 // writer died before undoing it: tomc/runtime/recovery.py). Everything an event writes is
 // stamped with its step (`made`, `since`, `step`), and nothing it changes is lost (a
 // closed version keeps its value), so undoing is exact: versions it closed reopen; what it
-// created goes; support and ownership it added are taken back.
+// created goes; support, ownership and publication times it added are taken back.
 CALL {
   MATCH (p:P)-[closed:HELD]->(b:V)
   WHERE closed.made = $step AND b.until = $step AND b.made < $step
@@ -10,6 +10,10 @@ CALL {
       b.ended_published = null
   CREATE (p)-[:HOLDS]->(b)
   DELETE closed
+}
+CALL {
+  MATCH (b:V) WHERE b.published_step = $step
+  SET b.published = b.published_was, b.published_was = null, b.published_step = null
 }
 CALL { MATCH ()-[link:HELD]->() WHERE link.made = $step DELETE link }
 CALL { MATCH ()-[link:CONTESTS]->() WHERE link.made = $step DELETE link }

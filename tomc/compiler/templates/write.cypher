@@ -4,7 +4,7 @@
     list of rows naming perspectives by node id (`p`; the truth, in the world graph, by
     depth 0) and versions by `vid`. Every part starts from its perspective and walks
     only its open versions (HOLDS edges). Adopting and superseding are always there; the
-    rarer parts (support, contests, endings) only when a change has rows for them:
+    rarer parts (support, contests, kept disputes, endings) only when a change has rows for them:
     FalkorDB caches a plan per statement text and graph, and its size grows with every
     clause (a part costs 20-50 KB), so a graph keeps few, small plans. `made` is the step
     that created a node or edge (tomc/runtime/recovery.py undoes an event by it). Nothing
@@ -32,6 +32,11 @@ SET grown.support = grown.support + s.sources,
     grown.support_since = grown.support_since + [x IN s.sources | $step],
     grown.support_authority = grown.support_authority + [x IN s.sources | s.authority],
     grown.authority = s.top
+{#- A claim that outranks the version gives it its publication time (the one before kept
+    for undo.cypher): a version ranks by its best claim (semantics.md section 4). #}
+FOREACH (_ IN CASE WHEN s.published IS NULL THEN [] ELSE [1] END |
+  SET grown.published_was = grown.published, grown.published_step = $step,
+      grown.published = s.published)
 WITH count(*) AS supported
 {% endif -%}
 {% if contests | default(false) -%}
@@ -41,6 +46,28 @@ MATCH (p)-[:HOLDS]->(against:V) WHERE against.vid = r.vid
 CREATE (:Contest {key: r.key, value: r.value, since: $step, kind: $kind, source: r.source,
         authority: r.authority, published: r.published})-[:CONTESTS {made: $step}]->(against)
 WITH count(*) AS contested
+{% endif -%}
+{% if keeps | default(false) -%}
+{#- A dated supersede keeps the dispute (semantics.md section 4, "Arrival order"): the
+    successor `by` (created above) is contested by the closed version's rivals but those of
+    its own value (the same Contest nodes, linked again) and by the closed version's value,
+    one claim per source with the authority it joined with. The claims of the value are
+    made first: the rivals relinked next are read from `old`, which they do not contest. #}
+UNWIND $keeps AS k
+{{ perspective("k") }}
+MATCH (p)-[:HOLDS]->(old:V) WHERE old.vid = k.vid
+WITH p, k, old
+MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = k.by
+FOREACH (i IN range(0, size(old.support) - 1) |
+  CREATE (:Contest {key: old.key, value: old.value, since: $step, kind: old.kind,
+          source: old.support[i], authority: old.support_authority[i],
+          published: old.published})-[:CONTESTS {made: $step}]->(new))
+WITH k, old, new
+OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(old)
+WITH new, k.value AS value, collect(rival) AS rivals
+FOREACH (r IN [x IN rivals WHERE x.value <> value] |
+  CREATE (r)-[:CONTESTS {made: $step}]->(new))
+WITH count(*) AS disputed
 {% endif -%}
 {% if closes | default(false) -%}
 UNWIND $closes AS c

@@ -153,7 +153,8 @@ class FalkorEngine:
                 policy = self.scenario.policy
                 bindings.handed = [
                     h.to_row(policy.is_many(h.key))
-                    for h in handed_over(view, event.speaker, event.listener, event.authority)]
+                    for h in handed_over(view, event.speaker, event.listener,
+                                         self.compiler.standings.judged(event).authority)]
                 continue
             if writer is not None:
                 (reply,) = writer.read([query_command(self.graphs.graph(WORLD),

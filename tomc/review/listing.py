@@ -196,7 +196,7 @@ def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -
                                "trusts(listener, speaker)` keeps them",
                      chains=["B: listeners whose last exit from the key's room is earlier "
                              "than the speaker's"])
-    if trust == "authority":
+    if trust in ("authority", "learned"):
         return Entry("trust", text, file, line, inherited, templates=[RESOLVER],
                      cypher=_code(RESOLVER, ("if force else self._judge",
                                              'if fact["authority"]')),
@@ -223,7 +223,7 @@ def _reveal_entry(reveal: str, text: str, file: str, line: int, inherited: bool)
 
 
 def _force_text(trust: str, event_class: str) -> str:
-    if trust == "authority" and event_class != "observe":  # observations always adopt
+    if trust in ("authority", "learned") and event_class != "observe":  # observations always adopt
         return "true only when the chain ends with the speaker"
     return "true"
 

@@ -602,7 +602,7 @@ def policies(draw, world: World) -> ast.Policy:
     return ast.Policy(
         name=draw(names),
         depth=draw(st.none() | st.integers(1, 4)),
-        trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority"])),
+        trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority", "learned"])),
         ties=draw(st.sampled_from([None, "contested", "newest", "first"])),
         sources=[ast.SourceDecl(name=source, authority=draw(st.integers(-5, 9)))
                  for source in world.sources],

@@ -8,6 +8,13 @@ order (P first or Q first), and the ending's authority. `expected` states the ta
 section 4 for one row; the FalkorDB engine (tomc/compiler/resolve.py, answers read back from
 the graphs) and the reference interpreter must both give it, for the truth and for a
 listener, as values held at the end and claims contested against them.
+
+Under `trust learned` each row has sources of its own (`a1_7`, `b2_7`), so that what one
+row settles never changes another's standings: the table is then `trust authority`'s (a
+standing changes only after the settlement), and the ending settles the row's dispute
+(P's and Q's sources, cardinality one) when it comes from one of the disputants or from a
+strictly higher standing, each disputant losing 1 (docs/semantics.md section 4, "Learned
+trust"); both engines must give those standings.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ DATES = {"older": ("2026-01-02", "2026-01-01"), "same": ("2026-01-02", "2026-01-
 ARRIVALS = ("P first", "Q first")
 # An ending of the key after both claims, dated after them, from a source of this authority.
 ENDINGS = {"none": None, "lower": ("b0", 0), "equal": ("a1", 1), "higher": ("b2", 2)}
-TRUSTS = ("credulous", "authority", "exit_order")
+TRUSTS = ("credulous", "authority", "exit_order", "learned")
 TIES = ("contested", "newest", "first")
 
 ROWS = list(product(CARDINALITIES, AUTHORITY, DATES, ARRIVALS, ENDINGS))
@@ -62,7 +69,9 @@ def judge(new: Claim, held: Claim, ties: str) -> str:
 def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str]]:
     """(values held at the end, claims contested against them) for one row."""
     cardinality, authority, dates, arrival, ending = row
-    force = trust != "authority"  # claims are adopted outright unless trust is by authority
+    # Claims are adopted outright unless trust is by authority (learned trust: a standing
+    # changes only after the row's last claim, its settlement).
+    force = trust not in ("authority", "learned")
     p = Claim("p", 1, DATES[dates][0])
     q = Claim("q", AUTHORITY[authority][1], DATES[dates][1])
     first, second = (p, q) if arrival == "P first" else (q, p)
@@ -86,21 +95,40 @@ def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str]]:
     return sorted(v.value for v in held), sorted({c for v in held for c in v.contested})
 
 
+def settled(row: tuple) -> dict[str, int]:
+    """Under `trust learned`, the standings one row's ending leaves that differ from the
+    declared authorities: {source: standing} (the row's own sources, unsuffixed)."""
+    cardinality, authority, _, _, ending = row
+    if cardinality == "many" or ENDINGS[ending] is None:
+        return {}
+    q_source, q_authority = AUTHORITY[authority]
+    e_source, e_authority = ENDINGS[ending]
+    if e_source in ("a1", q_source) or e_authority > max(1, q_authority):
+        return {"a1": 0, q_source: q_authority - 1}  # the ending contradicts both values
+    return {}
+
+
 def scenario_text(trust: str, ties: str) -> str:
-    """One scenario per trust mode and ties: each row a key of its own."""
+    """One scenario per trust mode and ties: each row a key of its own (and, under `trust
+    learned`, sources of its own)."""
     many = "".join(f"  predicate t.k{i} many\n" for i, row in enumerate(ROWS) if row[0] == "many")
     lines = []
+    sources = {"a1": 1, "b0": 0, "b1": 1, "b2": 2}
+    declared = []
     for i, (_, authority, dates, arrival, ending) in enumerate(ROWS):
+        own = (lambda s: f"{s}_{i}") if trust == "learned" else (lambda s: s)
         p_date, q_date = DATES[dates]
-        p = f'claim t.k{i} = p from a1{_at(p_date)} to all'
-        q = f'claim t.k{i} = q from {AUTHORITY[authority][0]}{_at(q_date)} to all'
+        p = f'claim t.k{i} = p from {own("a1")}{_at(p_date)} to all'
+        q = f'claim t.k{i} = q from {own(AUTHORITY[authority][0])}{_at(q_date)} to all'
         lines += [p, q] if arrival == "P first" else [q, p]
         if ENDINGS[ending] is not None:
-            lines.append(f"claim t.k{i} ended from {ENDINGS[ending][0]} at 2026-02-01 to all")
+            lines.append(f"claim t.k{i} ended from {own(ENDINGS[ending][0])} at 2026-02-01 "
+                         "to all")
+        if trust == "learned" or i == 0:
+            declared += [f"  source {own(s)} authority {a}\n" for s, a in sources.items()]
     body = "\n".join(f"  {line}" for line in lines)
     return (f"policy table {{\n  depth 2\n  trust {trust}\n  ties {ties}\n"
-            "  source a1 authority 1\n  source b0 authority 0\n  source b1 authority 1\n"
-            f"  source b2 authority 2\n{many}}}\n\n"
+            f"{''.join(declared)}{many}}}\n\n"
             f"scenario table {{\n  agents L, M\n  rooms r\n  L, M enter r\n{body}\n}}\n")
 
 
@@ -129,6 +157,15 @@ def test_both_engines_reproduce_the_resolution_table(db, trust, ties):
                 got = (sorted(answer.values), sorted(set(answer.contested)))
                 assert got == expected(row, trust, ties), (name, trust, ties, row,
                                                            query.chain)
+        if trust == "learned":
+            for name, view in (("falkordb", engine.view(step)),
+                               ("reference", reference.view(step))):
+                for i, row in enumerate(ROWS):
+                    learned = settled(row)
+                    got = {s: view.standing(f"{s}_{i}").value for s in ("a1", "b0", "b1", "b2")}
+                    want = {s: learned.get(s, a) for s, a in
+                            {"a1": 1, "b0": 0, "b1": 1, "b2": 2}.items()}
+                    assert got == want, (name, ties, row)
     finally:
         engine.drop()
         engine.close()

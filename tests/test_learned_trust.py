@@ -5,6 +5,8 @@ session, learns what a run of the same events learns."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import REPO
@@ -99,3 +101,25 @@ def test_a_live_memory_learns_as_a_run_does(db, tmp_path):
                 "wiki standing 3 (authority 2, +1 confirmed at step 3)"]
     finally:
         memory.drop(db, name)
+
+
+def test_a_simulation_learns_from_the_events_it_imagines(db):
+    """What-if (`simulate`, used by the planning analyses): imagined claims settle disputes
+    for the imagined claims after them, on both engines."""
+    scenario = next(s for s in scenarios() if s.name == "settled_by_a_claim")
+    said = dataclasses.replace(scenario, events=scenario.events[:2], queries=[])
+    imagined = scenario.events[2:]
+    reference = ReferenceEngine(said)
+    reference.apply(list(said.events))
+    engine = FalkorEngine.build(db, said)
+    try:
+        found = []
+        for run in (engine, reference):
+            with run.simulate(imagined) as view:
+                found.append(([h.value for h in view.held([("Oncall",)]) if h.key == "db.port"],
+                              view.standing("wiki").text()))
+        assert found[0] == found[1] == (
+            ["5433"], "wiki standing 3 (authority 2, +1 confirmed at step 3)")
+    finally:
+        engine.drop()
+        engine.close()

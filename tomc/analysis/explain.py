@@ -74,7 +74,8 @@ class Explanation:
 
     def to_json(self) -> dict:
         """{chain, key, step, values: [{value, since, kind, rule, event, source, support,
-        authority, contested, replaced, path}]}."""
+        authority, contested, replaced, path}]}; under `trust learned` each value also has
+        standings: [{source, standing, authority, changes: [{step, delta}]}]."""
         return {"chain": list(self.chain), "key": self.key, "step": self.step, "values": [
             {"value": r.belief.value, "since": r.belief.since, "kind": r.belief.kind,
              "rule": r.belief.rule, "event": r.event.to_json() if r.event else None,

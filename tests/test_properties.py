@@ -133,9 +133,10 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
     """Invariant 5: under `trust authority`, a claim never supersedes higher authority,
     except in a chain that models the claim's relaying agent (`claim K = w from X by S`:
     `L > S`, `X > L > S`, ...), which takes S's word outright: S is taken to believe what
-    S says (docs/semantics.md section 4, "Speakers")."""
+    S says (docs/semantics.md section 4, "Speakers"). Under `trust learned` likewise, each
+    version's authority being its source's standing when it was adopted."""
     _, scenario = checked(file)
-    if scenario.policy.trust != "authority":
+    if scenario.policy.trust not in ("authority", "learned"):
         return
     versions, run = engine_versions(db, scenario)
     for new in versions:
@@ -154,6 +155,51 @@ def test_no_claim_supersedes_a_higher_authority_belief(db, file):
                   for h in run.view(new.since - 1).held([new.chain]) if h.key == new.key}
         for old in closed:
             assert authority[new.value] >= before[old.value], (new, old)
+
+
+def standings(view, scenario) -> dict:
+    """{source: (standing, authority, changes)} for every source the policy or the
+    scenario names (agents speak as sources), as of the view's step."""
+    names = {*scenario.policy.authorities, *scenario.agents}
+    return {s: (lambda x: (x.value, x.authority, x.changes))(view.standing(s)) for s in names}
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 2))
+@given(authority_files())
+def test_learned_standings_agree_and_change_only_at_settlements(db, file):
+    """Under `trust learned` (docs/semantics.md section 4, "Learned trust"): both engines
+    give every source the same standing at every step; a standing changes only at a claim
+    or a retraction, and only for a source that had claimed that key before; each claim's
+    new version carries its source's standing from the step before; and while no standing
+    has changed, the answers are those of `trust authority`, on both engines."""
+    _, scenario = checked(file)
+    if scenario.policy.trust != "learned":
+        return
+    run = run_scenario(scenario, "falkordb", db)
+    interpreter = run_reference(scenario)
+    last = len(scenario.events)
+    claimed: dict = defaultdict(set)  # key -> the sources that claimed a value of it
+    for step in range(last + 1):
+        engine = standings(run.view(step), scenario)
+        assert engine == standings(ReferenceView(interpreter, step), scenario), step
+        event = scenario.events[step - 1] if step else None
+        for source, (_, _, changes) in engine.items():
+            for at, _ in changes:
+                if at == step:
+                    assert event.kind in ("claim", "retract"), (source, step)
+                    assert source in claimed[event.fact.key], (source, step)
+        if event is not None and event.kind == "claim" and not event.fact.ended:
+            claimed[event.fact.key].add(event.source)
+    final = standings(run.view(last), scenario)
+    for h in run.view(last).held([()]):  # the truth: claims only, resolved by the table
+        if h.kind == "claim" and len(h.support) == 1:
+            before = run.view(h.since - 1).standing(h.source).value
+            assert h.authority == before, h
+    if all(not changes for _, _, changes in final.values()):
+        fixed = replace(scenario, name=scenario.name + "_authority",
+                        policy=replace(scenario.policy, trust="authority"))
+        assert histories_from_engine(db, scenario) == histories_from_reference(fixed)
+        assert histories_from_reference(scenario) == histories_from_reference(fixed)
 
 
 def provenance(view, chains) -> set:

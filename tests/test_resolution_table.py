@@ -11,6 +11,14 @@ corroboration that outranks, a supersede that absorbs the claims of its value: s
 engine (tomc/compiler/resolve.py, answers read back from the graphs) and the reference
 interpreter must both give it, for the truth and for a listener, as values held at the
 end, claims contested against them and their support.
+
+Under `trust learned` each row has sources of its own (`a1_7`, `b2_7`), so that what one
+row settles never changes another's standings: the table is then `trust authority`'s (a
+standing changes only after the settlement), and the ending settles the row's dispute
+(P's and Q's sources, cardinality one) when it comes from one of the disputants or from a
+strictly higher standing, each disputant losing 1, as R arriving last does when it outranks
+both (P's source gaining 1, Q's losing 1: docs/semantics.md section 4, "Learned trust");
+both engines must give those standings.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ DATES = {"older": ("2026-01-02", "2026-01-01"), "same": ("2026-01-02", "2026-01-
 ARRIVALS = ("P first", "Q first")
 # An ending of the key after both claims, dated after them, from a source of this authority.
 ENDINGS = {"none": None, "lower": ("b0", 0), "equal": ("a1", 1), "higher": ("b2", 2)}
-TRUSTS = ("credulous", "authority", "exit_order")
+TRUSTS = ("credulous", "authority", "exit_order", "learned")
 TIES = ("contested", "newest", "first")
 
 # A third claim R of P's value, from `c2` (authority 2) at 2026-01-04 (after P and Q),
@@ -126,31 +134,54 @@ def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str], l
         arrivals.insert(R_ARRIVALS.index(r) - 1, Claim("p", "c2", 2, "2026-01-04"))
     if ENDINGS[ending] is not None:
         arrivals.append(Claim(None, ENDINGS[ending][0], ENDINGS[ending][1], "2026-02-01"))
-    # Claims are adopted outright unless trust is by authority.
-    held = settle(arrivals, cardinality == "many", trust != "authority", ties)
+    # Claims are adopted outright unless trust is by authority (learned trust: a standing
+    # changes only after the row's last claim, its settlement).
+    held = settle(arrivals, cardinality == "many", trust not in ("authority", "learned"), ties)
     return (sorted(v.value for v in held), sorted({c for v in held for c, _ in v.contested}),
             sorted({s for v in held for s in v.support}))
 
 
+def settled(row: tuple) -> dict[str, int]:
+    """Under `trust learned`, the standings one row's ending (or R, arriving last) leaves
+    that differ from the declared authorities: {source: standing} (the row's own sources,
+    unsuffixed)."""
+    cardinality, authority, _, _, ending, r = row
+    q_source, q_authority = AUTHORITY[authority]
+    if r == "R last" and q_authority < 2:  # R outranks both disputants: p is confirmed
+        return {"a1": 2, q_source: q_authority - 1}
+    if cardinality == "many" or ENDINGS[ending] is None:
+        return {}
+    e_source, e_authority = ENDINGS[ending]
+    if e_source in ("a1", q_source) or e_authority > max(1, q_authority):
+        return {"a1": 0, q_source: q_authority - 1}  # the ending contradicts both values
+    return {}
+
+
 def scenario_text(trust: str, ties: str) -> str:
-    """One scenario per trust mode and ties: each row a key of its own."""
+    """One scenario per trust mode and ties: each row a key of its own (and, under `trust
+    learned`, sources of its own)."""
     many = "".join(f"  predicate t.k{i} many\n" for i, row in enumerate(ROWS) if row[0] == "many")
     lines = []
+    sources = {"a1": 1, "b0": 0, "b1": 1, "b2": 2, "c2": 2}
+    declared = []
     for i, (_, authority, dates, arrival, ending, r) in enumerate(ROWS):
+        own = (lambda s: f"{s}_{i}") if trust == "learned" else (lambda s: s)
         p_date, q_date = DATES[dates]
-        p = f'claim t.k{i} = p from a1{_at(p_date)} to all'
-        q = f'claim t.k{i} = q from {AUTHORITY[authority][0]}{_at(q_date)} to all'
+        p = f'claim t.k{i} = p from {own("a1")}{_at(p_date)} to all'
+        q = f'claim t.k{i} = q from {own(AUTHORITY[authority][0])}{_at(q_date)} to all'
         claims = [p, q] if arrival == "P first" else [q, p]
         if r != "none":
             claims.insert(R_ARRIVALS.index(r) - 1,
-                          f"claim t.k{i} = p from c2 at 2026-01-04 to all")
+                          f"claim t.k{i} = p from {own('c2')} at 2026-01-04 to all")
         lines += claims
         if ENDINGS[ending] is not None:
-            lines.append(f"claim t.k{i} ended from {ENDINGS[ending][0]} at 2026-02-01 to all")
+            lines.append(f"claim t.k{i} ended from {own(ENDINGS[ending][0])} at 2026-02-01 "
+                         "to all")
+        if trust == "learned" or i == 0:
+            declared += [f"  source {own(s)} authority {a}\n" for s, a in sources.items()]
     body = "\n".join(f"  {line}" for line in lines)
     return (f"policy table {{\n  depth 2\n  trust {trust}\n  ties {ties}\n"
-            "  source a1 authority 1\n  source b0 authority 0\n  source b1 authority 1\n"
-            f"  source b2 authority 2\n  source c2 authority 2\n{many}}}\n\n"
+            f"{''.join(declared)}{many}}}\n\n"
             f"scenario table {{\n  agents L, M\n  rooms r\n  L, M enter r\n{body}\n}}\n")
 
 
@@ -176,9 +207,20 @@ def test_both_engines_reproduce_the_resolution_table(db, trust, ties):
         for name, found in answers.items():
             for query, answer in zip(queries, found):
                 row = ROWS[int(query.key[3:])]
-                got = (sorted(answer.values), sorted(set(answer.contested)), answer.support)
+                support = sorted({s.removesuffix(query.key.replace("t.k", "_"))
+                                  for s in answer.support})  # the row's own sources
+                got = (sorted(answer.values), sorted(set(answer.contested)), support)
                 assert got == expected(row, trust, ties), (name, trust, ties, row,
                                                            query.chain)
+        if trust == "learned":
+            for name, view in (("falkordb", engine.view(step)),
+                               ("reference", reference.view(step))):
+                for i, row in enumerate(ROWS):
+                    learned = settled(row)
+                    declared = {"a1": 1, "b0": 0, "b1": 1, "b2": 2, "c2": 2}
+                    got = {s: view.standing(f"{s}_{i}").value for s in declared}
+                    want = {s: learned.get(s, a) for s, a in declared.items()}
+                    assert got == want, (name, ties, row)
     finally:
         engine.drop()
         engine.close()

@@ -26,6 +26,28 @@ class Rival:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """A source's standing under `trust learned` (docs/semantics.md section 4, "Learned
+    trust"): its declared `authority` plus each settlement it took part in, `changes` as
+    (step, +1 or -1) in step order; `value` is the sum, the authority a claim from the
+    source has from the step after the last change."""
+
+    source: str
+    authority: int
+    changes: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def value(self) -> int:
+        return self.authority + sum(delta for _, delta in self.changes)
+
+    def text(self) -> str:
+        """`vendor standing 3 (authority 2, +1 confirmed at step 5)`."""
+        why = "".join(f", {delta:+d} {'confirmed' if delta > 0 else 'contradicted'} at step "
+                      f"{step}" for step, delta in self.changes)
+        return f"{self.source} standing {self.value} (authority {self.authority}{why})"
+
+
+@dataclass(frozen=True)
 class Ending:
     """What ended a version (docs/semantics.md section 4, "Endings"): the ending's `source`
     and `authority`, its publication time `published` and the end of the version's valid

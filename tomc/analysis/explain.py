@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tomc.analysis.view import (COMMUNICATED, BeliefView, Chain, EventInfo, Held, Rival,
-                                ToldPath, chain_text)
+                                Standing, ToldPath, chain_text)
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class Reason:
     event: Optional[EventInfo]
     replaced: Optional[Held]
     path: ToldPath
+    # `trust learned`: the standing of each source behind the value, as of the view's step.
+    standings: tuple[Standing, ...] = ()
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Explanation:
                            f"{r.event.text}  [witnesses: {', '.join(r.event.witnesses) or 'none'}]")
             out.append(f"  supported by: {', '.join(b.support) or 'observation'} "
                        f"(authority {b.authority})")
+            out += [f"  standing: {s.text()}" for s in r.standings]
             out += [f"  contested by: {_rival(x)}" for x in b.rivals]
             if r.replaced:
                 out.append(f"  replaced: {r.replaced.value} (held from step "
@@ -71,7 +74,8 @@ class Explanation:
 
     def to_json(self) -> dict:
         """{chain, key, step, values: [{value, since, kind, rule, event, source, support,
-        authority, contested, replaced, path}]}."""
+        authority, contested, replaced, path}]}; under `trust learned` each value also has
+        standings: [{source, standing, authority, changes: [{step, delta}]}]."""
         return {"chain": list(self.chain), "key": self.key, "step": self.step, "values": [
             {"value": r.belief.value, "since": r.belief.since, "kind": r.belief.kind,
              "rule": r.belief.rule, "event": r.event.to_json() if r.event else None,
@@ -81,8 +85,16 @@ class Explanation:
                             "step": x.step} for x in r.belief.rivals],
              "replaced": ({"value": r.replaced.value, "since": r.replaced.since}
                           if r.replaced else None),
-             "path": {"agents": list(r.path.agents), "steps": list(r.path.steps)}}
+             "path": {"agents": list(r.path.agents), "steps": list(r.path.steps)},
+             **({"standings": [_standing_json(s) for s in r.standings]}
+                if r.standings else {})}
             for r in self.reasons]}
+
+
+def _standing_json(standing: Standing) -> dict:
+    return {"source": standing.source, "standing": standing.value,
+            "authority": standing.authority,
+            "changes": [{"step": step, "delta": delta} for step, delta in standing.changes]}
 
 
 def _rival(rival: Rival) -> str:
@@ -98,8 +110,17 @@ def explain(view: BeliefView, chain: Chain, key: str) -> Explanation:
     for belief in sorted((h for h in view.held([chain]) if h.key == key), key=lambda h: h.value):
         replaced = next((h for h in closed if h.until == belief.since), None)
         reasons.append(Reason(belief, events.get(belief.since), replaced,
-                              told_path(view, chain[0], belief)))
+                              told_path(view, chain[0], belief), _standings(view, belief)))
     return Explanation(chain, key, view.step, reasons)
+
+
+def _standings(view: BeliefView, belief: Held) -> tuple[Standing, ...]:
+    """Under `trust learned`, the standing of each source behind `belief` (a handed-over
+    `SOURCE via S` is SOURCE's), once each."""
+    if view.scenario.policy.trust != "learned":
+        return ()
+    sources = dict.fromkeys(s.split(" via ")[0] for s in belief.support)
+    return tuple(view.standing(s) for s in sources)
 
 
 def told_path(view: BeliefView, holder: str, belief: Held) -> ToldPath:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Iterable, Optional, Protocol, Sequence
 
-from tomc.beliefs import COMMUNICATED, TRUTH, Chain, EventInfo, Held, Rival, ToldPath
+from tomc.beliefs import COMMUNICATED, TRUTH, Chain, EventInfo, Held, Rival, Standing, ToldPath
 from tomc.dsl.program import AnyEvent, ScenarioModel
 
 
@@ -45,6 +45,10 @@ class BeliefView(Protocol):
 
     def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
         """The events of steps 1..`step` whose .tom text's words match one of `terms`."""
+
+    def standing(self, source: str) -> Standing:
+        """`source`'s standing after `step` (`trust learned`: docs/semantics.md section 4,
+        "Learned trust"; under another trust mode, its declared authority)."""
 
     def simulate(self, events: Sequence[AnyEvent]) -> AbstractContextManager["BeliefView"]:
         """A view of the beliefs after `events` (numbered from `step` + 1) are applied to a

@@ -22,6 +22,7 @@ from tomc.compiler.reads import Bindings
 from tomc.compiler.resolve import Changes, Held, Resolution
 from tomc.compiler.routing import (Chain, Models, Routing, communication_routing,
                                    observation_routing, truth_adopts)
+from tomc.compiler.standing import Standings
 from tomc.compiler.templates import render
 from tomc.search_text import words
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
@@ -42,6 +43,7 @@ class Compiler:
         self.scenario = scenario
         self.perspectives = perspectives or Perspectives(scenario.chains())
         self.held = held or Held()
+        self.standings = Standings(scenario)  # `trust learned`: each source's standing
 
     def accept(self, plan: EventPlan) -> None:
         """Record what a committed event made each chain own (tomc/compiler/perspectives.py)
@@ -87,7 +89,9 @@ class Compiler:
     def event(self, event: AnyEvent, bindings: Optional[Bindings] = None,
               rev: Optional[int] = None) -> EventPlan:
         """The statements of one event; `bindings` are the reads tomc/compiler/reads.py
-        asked for (`reads_for`); `rev` is the revision it commits as (default: its step)."""
+        asked for (`reads_for`); `rev` is the revision it commits as (default: its step).
+        Under `trust learned` the event carries its source's standing as its authority."""
+        event = self.standings.judged(event)
         lowering = _LOWERING[type(event)]
         return lowering(self, event, bindings or Bindings(), event.step if rev is None else rev)
 

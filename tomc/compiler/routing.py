@@ -180,7 +180,7 @@ def communication_routing(policy: PolicyModel, agents: Collection[str],
         rules.append(Rule(rule.text, named=frozenset(
             c for c in named if len(set(c)) == len(c) <= policy.depth
             and all(a in agents for a in c))))
-    return Routing(rules, agents, (speaker,), speaker, policy.trust == "authority")
+    return Routing(rules, agents, (speaker,), speaker, policy.by_authority)
 
 
 def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
@@ -250,7 +250,7 @@ def truth_adopts(event: Communication, policy: PolicyModel) -> Optional[bool]:
     table (False), or not at all (None: speech never changes the truth, claims do)."""
     if event.kind != "claim":
         return None
-    return policy.trust != "authority"
+    return not policy.by_authority
 
 
 def _over(rule: ast.Rule, sets: RoleSets, excepted: frozenset) -> Rule:

@@ -190,7 +190,7 @@ class Policy(Node):
     name: Name
     depth: Optional[int] = None
     limits: Optional[int] = None  # `limits perspectives N`: the most chains a scenario may have
-    trust: Optional[Literal["credulous", "exit_order", "authority"]] = None
+    trust: Optional[Literal["credulous", "exit_order", "authority", "learned"]] = None
     # Same authority, same date: the rival is contested (default), the newer supersedes,
     # or the first stays and the rival is dropped (docs/semantics.md section 4).
     ties: Optional[Literal["contested", "newest", "first"]] = None

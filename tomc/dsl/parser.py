@@ -40,7 +40,7 @@ _TERMINAL_WORDS = {
     "COMMA": "`,`",
     "MORETHAN": "`>`",
     "DOT": "`.`",
-    "TRUST_MODE": "credulous, exit_order or authority",
+    "TRUST_MODE": "credulous, exit_order, authority or learned",
     "EVENT_CLASS": "observe, enter, tell, announce or claim",
     "REVEAL_MODE": "nothing or contents",
     "ROLE": "a role (speaker, listener, actor)",

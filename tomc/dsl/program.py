@@ -62,7 +62,7 @@ class PolicyModel:
 
     name: str
     depth: int
-    trust: Literal["credulous", "exit_order", "authority"]
+    trust: Literal["credulous", "exit_order", "authority", "learned"]
     authorities: dict[str, int]
     cardinality: dict[str, str]
     sections: dict[str, ast.Section]
@@ -83,6 +83,12 @@ class PolicyModel:
     def visible(self, key: str) -> bool:
         """Whether entering a room shows a value of `key` located there."""
         return key.rsplit(".", 1)[-1] not in self.hidden
+
+    @property
+    def by_authority(self) -> bool:
+        """Whether the resolution table decides (`trust authority`, and `trust learned`,
+        where a source's authority is its standing: docs/semantics.md section 4)."""
+        return self.trust in ("authority", "learned")
 
     def authority(self, source: Optional[str]) -> int:
         """The authority of a source or speaking agent; 0 when the policy does not name it."""

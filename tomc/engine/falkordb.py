@@ -15,6 +15,7 @@ to write:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Sequence
@@ -153,7 +154,8 @@ class FalkorEngine:
                 policy = self.scenario.policy
                 bindings.handed = [
                     h.to_row(policy.is_many(h.key))
-                    for h in handed_over(view, event.speaker, event.listener, event.authority)]
+                    for h in handed_over(view, event.speaker, event.listener,
+                                         self.compiler.standings.judged(event).authority)]
                 continue
             if writer is not None:
                 (reply,) = writer.read([query_command(self.graphs.graph(WORLD),
@@ -382,9 +384,11 @@ class FalkorEngine:
         them; the forks are dropped after."""
         self._loaded()
         written = forks.written_minds(events, self.graphs.agents)
+        # The imagined events count as said (`trust learned` standings replay the events).
+        imagined = dataclasses.replace(self.scenario, events=[*self.scenario.events, *events])
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
-            shadow = FalkorEngine(self.db, self.scenario, forked,
-                                  Compiler(self.scenario,
+            shadow = FalkorEngine(self.db, imagined, forked,
+                                  Compiler(imagined,
                                            copy.deepcopy(self.compiler.perspectives),
                                            copy.deepcopy(self.compiler.held)))
             shadow.executor.directory = self.executor.directory
@@ -395,7 +399,7 @@ class FalkorEngine:
                                              self.revision + n)
                 shadow.compiler.accept(plan)
                 shadow.executor.execute(forked, plan.statements)
-            yield GraphView(self.db, forked, self.scenario, events[-1].step, indexes=True)
+            yield GraphView(self.db, forked, imagined, events[-1].step, indexes=True)
 
     def close(self) -> None:
         if self.writer is not None:

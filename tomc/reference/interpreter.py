@@ -8,7 +8,7 @@ for every chain, key and step (docs/semantics.md section 5, invariant 2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from tomc.answers import Answer, Provenance
@@ -17,6 +17,7 @@ from tomc.dsl import ast
 from tomc.dsl.program import (ENDED, AnyEvent, Communication, Handoff, Observation,
                               Presence, QueryModel, Quiet, ReadyQuery, ScenarioModel)
 from tomc.readiness import ReadyAnswer, StepAnswer, step_status, verdict_of
+from tomc.reference.standing import Ledger
 
 Chain = tuple[str, ...]
 TRUTH: Chain = ()
@@ -147,6 +148,7 @@ class ReferenceInterpreter:
         self.stays: list[Stay] = []
         self.events: dict[int, EventRecord] = {}
         self.told: list[Told] = []
+        self.ledger = Ledger(dict(self.policy.authorities))  # `trust learned`
 
     def declare(self) -> None:
         """Take in agents declared after the start (a live session shares its scenario with
@@ -279,6 +281,12 @@ class ReferenceInterpreter:
                 for h in handed_over(view, event.speaker, event.listener, event.authority)]
 
     def communicate(self, event: Communication | Handoff) -> list[str]:
+        if self.policy.trust == "learned":  # the source's standing is its authority
+            who = event.source if isinstance(event, Communication) else event.speaker
+            event = replace(event, authority=self.ledger.standing(who, event.step).value)
+            if event.kind in ("claim", "retract") and not event.fact.many:
+                self.ledger.record(event.step, event.fact.key, event.fact.value,
+                                   event.source, event.fact.ended, event.fact.of)
         speaker = event.speaker
         heard = self.listeners(event)
         if isinstance(event, Handoff):
@@ -299,7 +307,7 @@ class ReferenceInterpreter:
             self.told += [Told(speaker, listener, event.step, f.key, f.value)
                           for listener in heard for f in facts
                           if not f.ended and f.about is None and not f.known]
-        authority_trust = self.policy.trust == "authority"
+        authority_trust = self.policy.trust in ("authority", "learned")
         if event.kind == "claim":
             self.adopt(TRUTH, facts[0], event, not authority_trust, "truth")
         # Overheard or missed (docs/semantics.md section 3, "Peeking and distraction"): a

@@ -9,7 +9,7 @@ import dataclasses
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from tomc.beliefs import Chain, EventInfo, Held, Rival, ToldPath
+from tomc.beliefs import Chain, EventInfo, Held, Rival, Standing, ToldPath
 from tomc.dsl.program import AnyEvent
 from tomc.reference.interpreter import Belief, ReferenceInterpreter, Told
 from tomc.search_text import words
@@ -75,6 +75,10 @@ class ReferenceView:
                 if any(w.startswith(t) for t in terms for w in split):
                     found.append(dataclasses.replace(self._held(chain, b), rivals=()))
         return found
+
+    def standing(self, source: str) -> Standing:
+        """`source`'s standing after the view's step (the interpreter's own ledger)."""
+        return self.interpreter.ledger.standing(source, self.step + 1)
 
     def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
         """Events up to the view's step whose text's words match one of `terms`."""

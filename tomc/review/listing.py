@@ -186,6 +186,8 @@ def list_policy(policy: ast.Policy, file: str,
 # Where the engine decides resolution (docs/semantics.md section 4) and routes it.
 RESOLVER = "tomc/compiler/resolve.py"
 LOWERING = "tomc/compiler/lower.py"
+# Where it keeps the standings of `trust learned`.
+STANDING = "tomc/compiler/standing.py"
 
 
 def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -> Entry:
@@ -196,6 +198,13 @@ def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -
                                "trusts(listener, speaker)` keeps them",
                      chains=["B: listeners whose last exit from the key's room is earlier "
                              "than the speaker's"])
+    if trust == "learned":
+        return Entry("trust", text, file, line, inherited, templates=[RESOLVER, STANDING],
+                     cypher=_code(STANDING, ("if disputed and", "self._learn(")),
+                     parameter="as `trust authority`, with each source's authority its "
+                               "standing: declared authority +1/-1 per settled dispute, "
+                               "from the next step (computed in Python before each event)",
+                     chains=["B = L: every listener trusts the speaker"])
     if trust == "authority":
         return Entry("trust", text, file, line, inherited, templates=[RESOLVER],
                      cypher=_code(RESOLVER, ("if force else self._judge",
@@ -223,7 +232,7 @@ def _reveal_entry(reveal: str, text: str, file: str, line: int, inherited: bool)
 
 
 def _force_text(trust: str, event_class: str) -> str:
-    if trust == "authority" and event_class != "observe":  # observations always adopt
+    if trust in ("authority", "learned") and event_class != "observe":  # observations always adopt
         return "true only when the chain ends with the speaker"
     return "true"
 

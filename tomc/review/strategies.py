@@ -518,8 +518,9 @@ def _provenance_events(world: World) -> st.SearchStrategy:
 
 
 def _dispute_events(world: World) -> st.SearchStrategy:
-    """Mostly claims, with tells, announcements and endings: what resolution (docs/semantics.md
-    section 4) decides between."""
+    """Mostly claims, with tells, announcements, endings and retractions: what resolution
+    (docs/semantics.md section 4) decides between, and what settles a dispute under `trust
+    learned`."""
     agent, fact = st.sampled_from(world.agents), facts(world)
     pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
     return st.one_of(
@@ -527,7 +528,9 @@ def _dispute_events(world: World) -> st.SearchStrategy:
         st.builds(lambda pair, fact: ast.Tell(speaker=pair[0], listener=pair[1], fact=fact),
                   pairs, fact),
         st.builds(ast.Announce, speaker=agent, fact=fact),
-        _ended_claims(world))
+        _ended_claims(world),
+        st.builds(ast.Retract, speaker=agent, key=keys(world),
+                  value=st.none() | values(world)))
 
 
 def scenarios(world: World, max_events: int = 40, max_queries: int = 6,
@@ -602,7 +605,7 @@ def policies(draw, world: World) -> ast.Policy:
     return ast.Policy(
         name=draw(names),
         depth=draw(st.none() | st.integers(1, 4)),
-        trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority"])),
+        trust=draw(st.sampled_from([None, "credulous", "exit_order", "authority", "learned"])),
         ties=draw(st.sampled_from([None, "contested", "newest", "first"])),
         sources=[ast.SourceDecl(name=source, authority=draw(st.integers(-5, 9)))
                  for source in world.sources],
@@ -642,15 +645,17 @@ def handoff_files(draw, max_events: int = 20) -> ast.File:
 
 @st.composite
 def authority_files(draw, max_events: int = 30) -> ast.File:
-    """Disputes under `trust authority`: 2-3 sources of drawn authorities claim, and agents
-    tell and announce, one of three values about one object, at drawn publication times,
-    so that every outcome of docs/semantics.md section 4 (adopt, corroborate, supersede,
-    contest, and ties) happens often; under the shipped policies' credulous trust no claim
-    is ever contested."""
+    """Disputes under `trust authority` or `trust learned`: 2-3 sources of drawn authorities
+    claim, and agents tell, announce and retract, one of three values about one object, at
+    drawn publication times, so that every outcome of docs/semantics.md section 4 (adopt,
+    corroborate, supersede, contest, and ties) happens often, and under `trust learned`
+    disputes are settled; under the shipped policies' credulous trust no claim is ever
+    contested."""
     world = draw(worlds(max_sources=3, min_sources=2))
     world = replace(world, objects=world.objects[:1], predicates=world.predicates[:1],
                     few_values=True)
-    policy = draw(policies(world)).model_copy(update={"trust": "authority"})
+    policy = draw(policies(world)).model_copy(
+        update={"trust": draw(st.sampled_from(["authority", "learned"]))})
     world = replace(world, depth=policy.depth or 2, many=frozenset(
         p.key.text for p in policy.predicates if p.cardinality == "many"),
         procedures=policy.procedures)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional, Sequence
 
-from tomc.beliefs import Chain, Ending, EventInfo, Held, Rival, ToldPath
+from tomc.beliefs import Chain, Ending, EventInfo, Held, Rival, Standing, ToldPath
 from tomc.compiler.plan import GraphNames
+from tomc.compiler.standing import Standings
 from tomc.compiler.templates import render
 from tomc.dsl.program import ScenarioModel
 from tomc.runtime import search_index
@@ -77,6 +78,11 @@ class GraphView:
                                   r["until"], r["kind"], r["rule"], r["source"],
                                   tuple(r["support"] or ()), r["authority"]))
         return found
+
+    def standing(self, source: str) -> Standing:
+        """`source`'s standing after the view's step: the engine's ledger replays the
+        scenario's claims (tomc/compiler/standing.py)."""
+        return Standings(self.scenario).standing(source, self.step + 1)
 
     def found_events(self, terms: tuple[str, ...]) -> list[EventInfo]:
         """Events matching `terms`, through the world graph's full-text index

@@ -117,6 +117,32 @@ def test_simulations_fork_under_the_memorys_tag(cdb):
     memory.drop(cdb, "forked")
 
 
+def _copies(node) -> int:
+    return node.info("commandstats").get("cmdstat_graph.COPY", {}).get("calls", 0)
+
+
+def test_simulations_can_be_replayed_without_graph_copy(cluster, cdb):
+    """docs/deployment.md, "Known limits": where a GRAPH.COPY could leave a replica unable
+    to restart (by default: replicas, and a FalkorDB other than 4.16), a simulation copies
+    nothing and replays the scenario; `simulate=replay` in the URL asks for it anywhere.
+    Both ways plan alike."""
+    story = ("agents A, B, C\nrooms q\nA, B enter q\nin q: k is in bag\nA exits q\n"
+             "B sets k.location = box")
+    plans = {}
+    for how in ("copy", "replay"):
+        with connect(f"{cluster.url}?simulate={how}") as db:
+            with Session.attach(f"sim_{how}", db=db) as live:
+                live.apply(story)
+                node = db.shard(memory.memory_key(f"sim_{how}")).redis
+                copied = _copies(node)
+                plans[how] = live.plan_announcements("k", "B")
+                assert (_copies(node) > copied) == (how == "copy")
+            memory.drop(db, f"sim_{how}")
+    assert plans["replay"] == plans["copy"] and plans["copy"].misinformed == ["A"]
+    bad = tomc("memory", "list", url=f"{cluster.url}?simulate=sometimes")
+    assert bad.returncode == 3 and "simulate" in bad.stderr
+
+
 def test_eight_writers_on_a_cluster_one_history_equal_to_the_reference(cluster, cdb):
     name, per_writer = "crowd_on_cluster", 100
     with Session.attach(name, db=cdb) as setup:

@@ -32,6 +32,7 @@ from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import Behind
+from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
 from tomc.runtime.connection import Database, query_command
@@ -381,7 +382,14 @@ class FalkorEngine:
     def simulate(self, events: Sequence[AnyEvent]) -> Iterator[GraphView]:
         """Fork the graphs `events` can write (GRAPH.COPY), run the events' statements on
         the forks (compiled against a copy of the compiler's state), and yield a view of
-        them; the forks are dropped after."""
+        them; the forks are dropped after. Where a copy could leave a replica unable to
+        restart (tomc/runtime/forks.py `replays`), nothing is copied: the scenario and the
+        imagined events are replayed by the reference interpreter, whose answers the
+        engine's equal (tests/test_properties.py), and its view is yielded."""
+        if forks.replays(self.db):
+            with ReferenceEngine.build(None, self.scenario).simulate(events) as replayed:
+                yield replayed
+            return
         self._loaded()
         written = forks.written_minds(events, self.graphs.agents)
         # The imagined events count as said (`trust learned` standings replay the events).

@@ -71,12 +71,18 @@ WAIT_TIMEOUT_MS = int(os.environ.get("TOMC_WAIT_TIMEOUT_MS", "5000"))
 
 class Options:
     """How a Database writes and reads: `wait_replicas` (WAIT for that many replicas after
-    each commit; 0: do not wait) and `stale_reads` (an agent's reads may be served by a
-    replica, which may lag its master: never a writer's own reads)."""
+    each commit; 0: do not wait), `stale_reads` (an agent's reads may be served by a
+    replica, which may lag its master: never a writer's own reads) and `simulate` (how
+    simulations fork the graphs: "copy" with GRAPH.COPY, "replay" without, or "auto":
+    tomc/runtime/forks.py `replays`)."""
 
-    def __init__(self, wait_replicas: int = 0, stale_reads: bool = False):
+    SIMULATE = ("auto", "copy", "replay")
+
+    def __init__(self, wait_replicas: int = 0, stale_reads: bool = False,
+                 simulate: str = "auto"):
         self.wait_replicas = wait_replicas
         self.stale_reads = stale_reads
+        self.simulate = simulate
 
 
 class Database:
@@ -440,7 +446,7 @@ def _options(url: str) -> tuple[str, Options]:
     """The URL without tomc's own query options, and those options."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    ours = {k: v for k, v in query if k in ("wait_replicas", "stale_reads")}
+    ours = {k: v for k, v in query if k in ("wait_replicas", "stale_reads", "simulate")}
     if not ours:
         return url, Options()
     rest = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query
@@ -454,7 +460,11 @@ def _options(url: str) -> tuple[str, Options]:
                                   f"of replicas (0 or more), not {ours['wait_replicas']!r}") \
             from None
     stale = ours.get("stale_reads", "no").lower() in ("1", "yes", "true", "on")
-    return rest, Options(wait, stale)
+    simulate = ours.get("simulate", "auto")
+    if simulate not in Options.SIMULATE:
+        raise DatabaseUnavailable(f"simulate in the FalkorDB URL must be one of "
+                                  f"{', '.join(Options.SIMULATE)}, not {simulate!r}")
+    return rest, Options(wait, stale, simulate)
 
 
 def _logged_in(client: redis.Redis, username: str, password: str) -> redis.Redis:

@@ -60,6 +60,32 @@ class ReferenceView:
                     and heard.speaker not in path.agents else None)
         return paths
 
+    def linked(self, chain: Chain, key: str, follow: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The walk from `key` through links, level by level over the chain's held versions:
+        the paths of each level extend those of the level before by one link, to subjects
+        no earlier level reached."""
+        held = [dataclasses.replace(h, rivals=()) for h in self.held([chain])]
+        of_subject: dict[str, list[Held]] = {}
+        for h in held:
+            of_subject.setdefault(h.key.rpartition(".")[0] or h.key, []).append(h)
+        level = [(key.rpartition(".")[0] or key,)]
+        reached, paths = set(level[0]), list(level)
+        for hop in range(1, follow + 1):
+            nxt = []
+            for path in level:
+                facts = [h for h in held if h.key == key] if hop == 1 else of_subject.get(path[-1], [])
+                for h in facts:
+                    target = h.value[1:]
+                    if h.value.startswith("@") and target not in reached \
+                            and (*path, target) not in nxt:
+                        nxt.append((*path, target))
+            reached |= {p[-1] for p in nxt}
+            paths += nxt
+            level = nxt
+        return [(path, h) for path in paths
+                for h in ([h for h in held if h.key == key] if len(path) == 1
+                          else of_subject.get(path[-1], []))]
+
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """Versions matching `terms`: every chain of the minds (and the truth) scanned, each
         version's words compared term by term (a term is a prefix of a word)."""

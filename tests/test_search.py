@@ -127,3 +127,50 @@ def test_describe_names_what_the_reader_may_know_of(db, story):
     assert mine["agent"] == "Maya" and mine["step"] == 8
     assert {k["key"] for k in mine["keys"]} == {"payments_outage.cause",
                                                  "payments_outage.window", "refund_4411.status"}
+
+
+WALK = """agents Lena, Omar, Ana
+rooms planning
+Lena, Omar, Ana enter planning
+Lena says pause.decided_in = "@rfc"
+Lena says pause.decided_by = Lena
+Omar says rfc.rests_on = "@review"
+Omar says rfc.cites = "@memo"
+Omar says memo.cites = "@review"
+Omar says review.back = "@rfc"
+Omar says review.finding = "disk at 92%"
+Lena tells Ana memo.note = later
+Lena sets pause.decided_in = "@rfc" """
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 3])
+def test_both_engines_walk_the_same_evidence(db, hops):
+    """`explain KEY follow N` on FalkorDB (one bounded-traversal read) and on the reference
+    (its own walk): the same facts, paths and provenance, for a chain and for the truth; a
+    subject reached at one hop is not walked again (review links back to rfc, memo on to
+    review), and a chain walks only what it holds."""
+    walks = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="walk_both", engine=engine, db=db) as session:
+            session.apply(WALK)
+            walks.append([session.follow("pause.decided_in", for_="Ana", hops=hops).to_json(),
+                          session.follow("pause.decided_in", for_="Omar", hops=hops).to_json(),
+                          session.follow("pause.decided_in", hops=hops).to_json()])
+    assert walks[0] == walks[1]
+    ana, omar, truth = walks[0]
+    paths = [(h["hops"], tuple(h["path"]), h["key"], h["value"]) for h in ana["hops"]]
+    expected = [(0, ("pause",), "pause.decided_in", "@rfc"),
+                (1, ("pause", "rfc"), "rfc.cites", "@memo"),
+                (1, ("pause", "rfc"), "rfc.rests_on", "@review"),
+                (2, ("pause", "rfc", "memo"), "memo.cites", "@review"),
+                (2, ("pause", "rfc", "memo"), "memo.note", "later"),
+                (2, ("pause", "rfc", "review"), "review.back", "@rfc"),
+                (2, ("pause", "rfc", "review"), "review.finding", "disk at 92%")]
+    assert paths == [p for p in expected if p[0] <= hops]
+    first = ana["hops"][0]
+    assert (first["source"], first["step"], first["chain"]) == ("Lena", 2, ["Ana"])
+    # Omar holds what Lena said, not what he said himself (the default policy: `adopts except
+    # speaker`): his
+    # walk stops at the RFC, whose facts only others hold
+    assert [h["key"] for h in omar["hops"]] == ["pause.decided_in"]
+    assert [h["key"] for h in truth["hops"]] == ["pause.decided_in"]  # set only: no walk

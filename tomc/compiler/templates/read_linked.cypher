@@ -5,7 +5,7 @@
 // writes store a value as written), so each hop joins a fact's value to the next facts' keys.
 // Every shortest path of subjects is kept (`paths`, from $subject, the subject of $key); a
 // subject reached at one hop is not followed again later, nor twice on one path.
-{#- The chain's facts, each read from the chain's owner of its key (held_versions.cypher). -#}
+// The chain's facts, each read from the chain's owner of its key (held_versions.cypher).
 MATCH (c:P) WHERE c.agents IN $chains
 {% include "owner.cypher" %}
 UNWIND line AS a

@@ -169,8 +169,7 @@ def test_both_engines_walk_the_same_evidence(db, hops):
     assert paths == [p for p in expected if p[0] <= hops]
     first = ana["hops"][0]
     assert (first["source"], first["step"], first["chain"]) == ("Lena", 2, ["Ana"])
-    # Omar holds what Lena said, not what he said himself (the default policy: `adopts except
-    # speaker`): his
-    # walk stops at the RFC, whose facts only others hold
+    # Omar holds what Lena said, not what he said himself (the default policy: `adopts
+    # except speaker`): his walk stops at the RFC, whose facts only others hold
     assert [h["key"] for h in omar["hops"]] == ["pause.decided_in"]
     assert [h["key"] for h in truth["hops"]] == ["pause.decided_in"]  # set only: no walk

@@ -165,6 +165,7 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     with connect(url) as db, Session.attach(name, db=db) as live:
         live.apply("agents A, B")
     master = cluster.master_of(memory.memory_key(name, "world"))
+    agent = Session.attach(name, db=url, as_agent="A")  # attached before the kill
     acked: list[int] = []
     errors: list[str] = []
     stop = threading.Event()
@@ -188,6 +189,8 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     try:
         while len(acked) < 30:
             time.sleep(0.05)
+        assert agent.believes("A", "k0.s").values
+        read_at = agent._reader.db.url
         killed_at, before = time.monotonic(), len(acked)
         cluster.kill(master)
         during = tomc("memory", "apply", name, "B sets z.s = during", url=cluster.url)
@@ -198,9 +201,20 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
         while len(acked) < before + 20:
             assert time.monotonic() - killed_at < 90, errors[-3:]
             time.sleep(0.05)
+        # The agent's own read-only login follows the failover too: its next reads may
+        # fail with DatabaseUnavailable, then reach the promoted master by themselves.
+        while True:
+            try:
+                assert agent.believes("A", "k0.s").values
+                break
+            except DatabaseUnavailable:
+                assert time.monotonic() - killed_at < 90
+                time.sleep(0.1)
+        assert agent._reader.db.url != read_at and "as tomc_" in read_at  # the new master
     finally:
         stop.set()
         writer.join()
+        agent.close()
     print(f"failover: promoted in {took:.1f} s, {len(acked)} events acknowledged; "
           f"during: {during.returncode} {during.stderr.strip()}; errors: {errors[:3]}")
     assert during.returncode in (0, 3) and "Traceback" not in during.stderr

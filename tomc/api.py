@@ -55,21 +55,24 @@ from tomc.answers import Answer
 from tomc.beliefs import Held
 from tomc.describe import Description, describe
 from tomc.dsl import ast, build
-from tomc.dsl.checker import LiveChecker, check_text
+from tomc.dsl.checker import check_text
 from tomc.dsl.policies import load_policy
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
-from tomc.dsl.formatter import format_file, format_statement
-from tomc.dsl.parser import parse, parse_statements, read_source
+from tomc.dsl.formatter import format_statement
+from tomc.dsl.parser import parse, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine import event_codec, memory, writes
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
+from tomc.engine.opening import (Statements, attached, check_new_memory, checker_for,
+                                 header_for, name_text, refuse, refused_hint, same_policy,
+                                 statements_of)
 from tomc.readers import AgentReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, recovery, search_index
+from tomc.runtime import acl, search_index
 from tomc.runtime.connection import Database, connect
 from tomc.runtime import submit
 from tomc.runtime.errors import (AccessDenied, DatabaseUnavailable, Replaced, StaleWrite,
@@ -84,7 +87,6 @@ QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskRe
 # round trip (engine.answer_if_current / ready_if_current).
 _DIRECT = {ast.Ask: "answer_if_current", ast.Expect: "answer_if_current",
            ast.AskReady: "ready_if_current", ast.ExpectReady: "ready_if_current"}
-Statements = Union[str, ast.Node, Sequence[ast.Node]]
 
 
 def _bad_input(method):
@@ -178,14 +180,14 @@ class Session:
         (no such scenario or engine), DatabaseUnavailable."""
         stored = engines.stored(engine)  # ValueError: no such engine
         if path is None:
-            text, origin = _header(_name_text(name), policy), "<session>"
+            text, origin = header_for(name_text(name), policy), "<session>"
         else:
             origin = str(path)
             try:
                 text = read_source(path)
             except DiagnosticError as err:
                 raise TomError(err.diagnostics) from None
-        checker = _checker(text, origin, scenario)
+        checker = checker_for(text, origin, scenario)
         model = checker.scenario
         # Live events are numbered on from the file: line = line_base + revision.
         line_base = text.count("\n") + 1 - len(model.events)
@@ -211,7 +213,7 @@ class Session:
         user (tomc/runtime/acl.py); writes and questions about other minds raise
         AccessDenied. Raises TomError (bad name or policy, a policy other than the
         memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
-        label = _name_text(name)
+        label = name_text(name)
         stack = ExitStack()
         try:
             database = _database(db, data_dir, stack)
@@ -222,8 +224,8 @@ class Session:
             if stored is None:
                 if not create:
                     raise LookupError(f"no memory called {label!r}")
-                header = _header(label, policy or "default", inline=True)
-                model = _checker(header, f"memory {label}").scenario
+                header = header_for(label, policy or "default", inline=True)
+                model = checker_for(header, f"memory {label}").scenario
                 created = memory.create(database, model, header)
                 stored = memory.read(database, label)
                 if stored is None:  # dropped between its creation and this read
@@ -269,7 +271,7 @@ class Session:
         The file is checked whole before anything is written. Raises TomError (the file's
         errors; a statement a memory does not take, E144; a memory `name` that exists,
         E110, unless `replace`, which drops it first), DatabaseUnavailable."""
-        label = _name_text(name)
+        label = name_text(name)
         header, statements = _loadable(label, path, scenario)
         stack = ExitStack()
         try:
@@ -280,7 +282,7 @@ class Session:
                         "E110", f"memory {label!r} exists", None, f"memory {label}",
                         hint="choose another name, drop it first, or replace it")])
                 memory.drop(database, label)
-            model = _checker(header, f"memory {label}").scenario
+            model = checker_for(header, f"memory {label}").scenario
             if not memory.create(database, model, header):
                 raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
                                            "process meanwhile", None, f"memory {label}")])
@@ -415,7 +417,7 @@ class Session:
         clock = next((s for s in parsed if isinstance(s, ast.Clock)), None)
         if clock is not None:  # as `apply` refuses it
             return [Diagnostic("E144", f"a session takes no `{format_statement(clock)}` line",
-                               clock.span, "<check>", hint=_refused_hint(clock))]
+                               clock.span, "<check>", hint=refused_hint(clock))]
         if self.agent is not None:
             # From the agent's view: a write is refused as `apply` refuses it, before the
             # checker could say where others are (who is in which room) or what they did.
@@ -456,7 +458,7 @@ class Session:
                     found.append([Diagnostic(
                         "E144", "a memory takes events and agents/rooms lines, not "
                         f"`{format_statement(statement)}`", None, "<check>",
-                        hint=_refused_hint(statement))])
+                        hint=refused_hint(statement))])
                     continue
                 before = checker.mark()
                 try:
@@ -847,41 +849,6 @@ class Session:
 # ---------------------------------------------------------------- helpers
 
 
-def statements_of(statements: Statements, origin: str = "<apply>") -> tuple[str, list]:
-    """(text for diagnostics, AST statements) from .tom text or AST; TomError otherwise.
-    `origin` names the text in diagnostics (`<apply>`, `<ask>`, `<check>`)."""
-    if isinstance(statements, str):
-        try:
-            parsed = parse_statements(statements, origin)
-        except DiagnosticError as err:
-            raise TomError(err.diagnostics, statements) from None
-        if not parsed:  # empty, blank or comments only: nothing to do is bad input
-            raise TomError([Diagnostic(
-                "E160", "no statement: the text is empty or holds only comments", None,
-                origin, hint='e.g. "Maya enters chat" (a comment starts with #)')],
-                statements)
-        return statements, parsed
-    items = [statements] if isinstance(statements, ast.Node) else statements
-    if isinstance(items, (list, tuple)) and items and all(isinstance(s, ast.Node)
-                                                          for s in items):
-        return "", list(items)
-    raise TomError([Diagnostic(
-        "E143", f"expected .tom text or AST statements, got {type(statements).__name__}",
-        None, build.PATH, hint='e.g. "Maya enters chat"')])
-
-
-def refuse(parsed: list, text: str, in_memory: bool) -> None:
-    """TomError (E144) for the first statement `apply` does not take: questions, clock
-    lines, procedures, and in a memory peeks and distractions."""
-    refused = [s for s in parsed if not isinstance(s, CHANGES) or isinstance(s, ast.Clock)
-               or (in_memory and isinstance(s, (ast.Peek, ast.Distracted)))]
-    if refused:
-        raise TomError([Diagnostic(
-            "E144", f"{'a memory' if in_memory else 'apply'} takes events and "
-            f"agents/rooms lines, not `{format_statement(refused[0])}`", refused[0].span,
-            "<apply>", hint=_refused_hint(refused[0]))], text)
-
-
 def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tuple[str, list]:
     """(the header of memory `name` under the policy of file `path`, the statements of its
     scenario a memory keeps): the file checked whole, and checked again as the memory
@@ -916,8 +883,8 @@ def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tup
         raise TomError([Diagnostic(
             "E144", f"a memory takes events, agents/rooms and clock lines, not "
             f"`{format_statement(refused[0]).splitlines()[0]}`", refused[0].span, str(path),
-            hint=_refused_hint(refused[0]))], text)
-    checker = _checker(header, f"memory {name}")
+            hint=refused_hint(refused[0]))], text)
+    checker = checker_for(header, f"memory {name}")
     if statements:
         try:
             checker.add(statements, CHANGES, text, str(path))
@@ -930,109 +897,6 @@ def _diagnostic(found: dict) -> Diagnostic:
     """A diagnostic as an applier's reply carries it (tomc/engine/applier.py)."""
     span = ast.Span(**found["span"]) if found.get("span") else None
     return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))
-
-
-def create_memory(db: Database, name: str, policy: Optional[str]) -> bool:
-    """Create memory `name` with `policy` (default `default`) unless it exists; True if this
-    call created it. Raises TomError (a bad policy)."""
-    header = _header(_name_text(name), policy or "default", inline=True)
-    model = _checker(header, f"memory {name}").scenario
-    return memory.create(db, model, header)
-
-
-def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
-    """Raise TomError unless `statements` apply to a new, empty memory `name` under
-    `policy` (default `default`): what `tomc memory apply` checks before it creates a
-    memory, so that bad input creates nothing. Touches no database."""
-    header = _header(_name_text(name), policy or "default", inline=True)
-    checker = _checker(header, f"memory {name}")
-    text, parsed = statements_of(statements)
-    refuse(parsed, text, in_memory=True)
-    try:
-        checker.add(parsed, CHANGES, text, "<apply>")
-    except DiagnosticError as err:
-        raise TomError(err.diagnostics, text) from None
-
-
-def _name_text(name: object) -> str:
-    try:
-        return build.name(name, "memory or scenario name").text
-    except DiagnosticError as err:
-        raise TomError(err.diagnostics) from None
-
-
-def _refused_hint(statement) -> str:
-    """What to do instead of applying `statement` (E144)."""
-    if isinstance(statement, (ast.Peek, ast.Distracted)):
-        return ("peeks and distractions belong in scenario files: in a memory, another "
-                "writer's event could come between one and the event it modifies")
-    if isinstance(statement, ast.Clock):
-        return ("write `at T` at the end of each event instead of a clock line (in a "
-                "memory, another writer's event could come between it and yours)")
-    if isinstance(statement, ast.Procedure):
-        return "declare procedures in the policy (or the scenario file)"
-    return "ask questions with ask()"
-
-
-def _checker(text: str, origin: str, scenario: Optional[str] = None) -> LiveChecker:
-    try:
-        return LiveChecker(text, origin, scenario)
-    except DiagnosticError as err:
-        raise TomError(err.diagnostics, text) from None
-
-
-def _header(name: str, policy: str, inline: bool = False) -> str:
-    """The .tom text of an empty scenario `name` under `policy` (a shipped name, or a .tom
-    file defining one policy). With `inline`, a file's policy is written out in full (a
-    memory must not depend on a file that may change)."""
-    if not isinstance(policy, str):
-        raise TomError([Diagnostic("E143", f"policy must be a policy name or a .tom file path, "
-                                   f"got {policy!r}", None, build.PATH)])
-    if policy in shipped_names() or not policy.endswith(".tom"):
-        if policy not in shipped_names():
-            raise TomError([Diagnostic("E104", f"unknown policy `{policy}`", None, "<policy>",
-                                       hint="a shipped policy (" + ", ".join(shipped_names())
-                                       + ") or a .tom file")])
-        return memory.header_source(name, ast.Policy(name=ast.Name(text=policy)), True)
-    try:
-        source = read_source(policy)
-        file = parse(source, policy)
-    except DiagnosticError as err:
-        raise TomError(err.diagnostics) from None
-    found = [i for i in file.items if isinstance(i, ast.Policy)]
-    if len(found) != 1:
-        raise TomError([Diagnostic("E104", f"`{policy}` must define exactly one policy", None,
-                                   policy)])
-    if inline:
-        return memory.header_source(name, found[0], False)
-    return format_file(ast.File(items=[ast.UsePolicy(target=ast.Name(text=policy, quoted=True)),
-                                       ast.Scenario(name=ast.Name(text=name))]))
-
-
-def same_policy(asked: str, stored: str) -> bool:
-    """Whether `policy=` given to attach names the memory's policy (by name, or a file
-    defining a policy of that name)."""
-    if not asked.endswith(".tom"):
-        return asked == stored
-    try:
-        file = parse(read_source(asked), asked)
-    except DiagnosticError:
-        return False
-    return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
-
-
-def attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
-    """A live scenario on a stored memory: its half-applied event (if a writer died)
-    undone, then every applied statement replayed through the checker."""
-    checker = _checker(stored.header, f"memory {stored.name}")
-    db = db.shard(memory.memory_key(stored.name))  # a cluster: the memory's one shard
-    graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
-    recovery.recover(db, graphs)
-    engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
-    engine.incarnation = memory.incarnation(db, stored.name)
-    live = LiveScenario(checker, engine)
-    live.catch_up()
-    return live
 
 
 def _database(db: Union[Database, str, None], data_dir: Optional[Path],

@@ -40,8 +40,10 @@ from tomc.engine import event_codec, memory, writes
 from tomc.engine.base import Behind
 from tomc.engine.keys import appliers_key, memory_key
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
+from tomc.engine.opening import (attached, check_new_memory, create_memory, refuse,
+                                 same_policy, statements_of)
 from tomc.runtime.connection import Database
-from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite
+from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite, TomError
 from tomc.runtime.submit import REPLY_TTL_S
 
 LEASE_S = 5
@@ -135,7 +137,6 @@ class Applier:
         """The memory's live scenario (its half-applied event undone), or None if it does
         not exist."""
         if self.live is None:
-            from tomc.api import attached  # the API's attach, without a session
             stored = memory.read(self.db, self.name)
             if stored is None:
                 return None
@@ -195,7 +196,6 @@ class Applier:
     def _create(self, request: Request) -> Optional[LiveScenario]:
         """Create the memory for its first request (its `create` policy), checked first:
         bad input creates nothing. None when the request was answered instead."""
-        from tomc.api import TomError, check_new_memory, create_memory
         policy = request.fields.get("create")
         if policy is None:
             self._answer(request, {"error": "no_memory",
@@ -214,7 +214,6 @@ class Applier:
         input, stale, a replaced memory, or committed before under its key); else whether
         it must commit alone (the checker has then taken nothing of it), or False with its
         statements taken by the checker, to commit with the group."""
-        from tomc.api import TomError, refuse, same_policy, statements_of
         f = request.fields
         if f.get("incarnation") not in (None, self.incarnation) \
                 and memory.incarnation(self.db, self.name)[1] != self.incarnation:

@@ -20,6 +20,7 @@ import anyio
 
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime import tokens
 from tomc.runtime.tokens import TokenRefused, verify
 
 REALM = "tomc"
@@ -70,9 +71,7 @@ def _bearer(scope) -> Optional[str]:
     """The token of the request's `Authorization: Bearer` header, if any."""
     for name, value in scope.get("headers", ()):
         if name.lower() == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+            return tokens.from_header(value.decode("latin-1"))
     return None
 
 

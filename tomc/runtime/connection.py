@@ -101,6 +101,7 @@ class Database:
         # node was lost (a failover, a move): the next command looks the master up again.
         self._home: Optional[tuple["Database", str]] = None
         self._lost = False
+        self._login: Optional[tuple[str, str]] = None  # an ACL user's (as_user)
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -195,21 +196,25 @@ class Database:
         none does. Nothing is retried: the command that failed has failed."""
         if self._lost:
             parent, key = self._home
-            self.redis, self.url = parent._master(key)
+            client, url = parent._master(key)
+            # An ACL user's shard finds the master through the cluster's own login (the
+            # user may read only its graph), then logs in there as itself.
+            self.redis = client if self._login is None else _logged_in(client, *self._login)
+            self.url = url if self._login is None else f"{url} as {self._login[0]}"
             self._lost = False
 
     @contextmanager
     def redirected(self, key: str) -> Iterator[None]:
-        """Run a command on this Database's node: a MOVED/ASK/CLUSTERDOWN reply becomes a
-        DatabaseUnavailable that says what happened, and (like a lost connection) makes the
-        next command look the master up again. Never followed silently: a memory's
+        """Run a command on this Database's node: a lost connection, and a MOVED/ASK/
+        CLUSTERDOWN reply, become a DatabaseUnavailable that says what happened and makes
+        the next command look the master up again. Never followed silently: a memory's
         transactions must stay on the node that serves its slot."""
         self.current()
         try:
             yield
-        except (redis.ConnectionError, redis.TimeoutError):
+        except (redis.ConnectionError, redis.TimeoutError) as err:
             self.lost()
-            raise
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         except redis.ResponseError as err:
             if str(err).split(" ", 1)[0] not in CLUSTER_REDIRECTS:
                 raise
@@ -264,13 +269,13 @@ class Database:
 
     def as_user(self, username: str, password: str) -> "Database":
         """A Database on the same server, logged in as an ACL user (an agent's private
-        user: tomc/runtime/acl.py). Raises DatabaseUnavailable if the server refuses it."""
-        kwargs = dict(self.redis.connection_pool.connection_kwargs)
-        kwargs.update(username=username, password=password)
-        pool = redis.ConnectionPool(connection_class=self.redis.connection_pool.connection_class,
-                                    **kwargs)
-        return open_database(redis.Redis(connection_pool=pool), f"{self.url} as {username}",
-                             check_graphs=False)
+        user: tomc/runtime/acl.py). Raises DatabaseUnavailable if the server refuses it.
+        A cluster shard's user follows a failover as the shard does (`current`)."""
+        user = open_database(_logged_in(self.redis, username, password),
+                             f"{self.url} as {username}", check_graphs=False)
+        if self._home is not None:
+            user._home, user._login = self._home, (username, password)
+        return user
 
     def close(self) -> None:
         """Close every connection of the pool (and of each node's, in a cluster)."""
@@ -445,6 +450,14 @@ def _options(url: str) -> tuple[str, Options]:
             from None
     stale = ours.get("stale_reads", "no").lower() in ("1", "yes", "true", "on")
     return rest, Options(wait, stale)
+
+
+def _logged_in(client: redis.Redis, username: str, password: str) -> redis.Redis:
+    """A client of `client`'s server, logged in as `username`."""
+    kwargs = dict(client.connection_pool.connection_kwargs)
+    kwargs.update(username=username, password=password)
+    return redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=client.connection_pool.connection_class, **kwargs))
 
 
 def from_cluster_url(url: str, interactive: bool = False) -> Database:

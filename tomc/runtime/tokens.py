@@ -52,6 +52,13 @@ class Grant:
     token_id: str
 
 
+def from_header(authorization: Optional[str]) -> Optional[str]:
+    """The token of an `Authorization: Bearer <token>` header value (RFC 6750: the scheme
+    is case-insensitive), or None for a missing header, another scheme or an empty token."""
+    scheme, _, token = (authorization or "").partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
 def issue(db: Database, memory: str, agent: Optional[str]) -> str:
     """A new token for `agent` (None: supervisor) of `memory`; the secret is returned here
     and nowhere else. Raises DatabaseUnavailable if the server refuses the write."""

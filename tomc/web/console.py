@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from tomc.runtime import tokens
 from tomc.web import snapshot
 from tomc.web.memories import Memories
 
@@ -76,9 +77,8 @@ def router(held: Memories, grant) -> APIRouter:
 
 
 def _token(request: Request) -> str:
-    header = request.headers.get("authorization", "")
-    return header[7:] if header[:7].lower() == "bearer " else \
-        request.query_params.get("access_token", "")
+    return (tokens.from_header(request.headers.get("authorization"))
+            or request.query_params.get("access_token", ""))
 
 
 def _panel(held: Memories, name: str, agent: Optional[str], at_step: Optional[int],

@@ -91,9 +91,8 @@ def router(held: Memories):
     def grant(request: Request, name: str) -> tokens.Grant:
         """The request's token (Authorization: Bearer, or ?access_token= for EventSource,
         which sets no header), verified, for memory `name`."""
-        header = request.headers.get("authorization", "")
-        token = (header[7:] if header[:7].lower() == "bearer " else
-                 request.query_params.get("access_token"))
+        token = (tokens.from_header(request.headers.get("authorization"))
+                 or request.query_params.get("access_token"))
         if not token:
             raise tokens.TokenRefused("no token: send `Authorization: Bearer <token>` (from "
                                       "`tomc token issue`)")

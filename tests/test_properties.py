@@ -566,7 +566,6 @@ def test_engines_agree_on_search(db, file):
             for subject in sorted(subjects)[:3]:
                 assert about(mine, subject, chain, 2).to_json() == \
                     about(theirs, subject, chain, 2).to_json()
-    event(f"deepest hop {deepest}")
 
 
 @settings(max_examples=max(10, settings.default.max_examples // 4))

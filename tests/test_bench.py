@@ -40,3 +40,20 @@ def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
     assert "| start-up: `tomc --version` |" in table
     assert "| memory path event p50 / in-process event p50 |" in table
     assert set(figures["writers_events_per_second"]) == {"1", "2", "4", "8"}
+
+
+def test_the_many_agents_run_writes_memory_and_attach_time_per_event(tmp_path):
+    """`python -m eval.agents` (issue 26: memory and attach time per event at 50 agents),
+    on a few events: every figure a number."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "eval.agents", "--events", "20", "--out",
+                           str(tmp_path)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads((tmp_path / "agents.json").read_text(encoding="utf-8"))
+    assert figures["agents"] == 50 and figures["events"] == 20
+    for key in ("used_bytes_per_event", "attach_ms_per_event", "attach_agent_ms_per_event",
+                "attach_last_over_first"):
+        assert isinstance(figures[key], float) and figures[key] > 0, key
+    assert "| attach per event (all / the second half) |" in \
+        (tmp_path / "agents.md").read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -33,6 +34,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from conftest import REPO
 from tomc.api import Session
 from tomc.engine import memory
+from tomc.engine.applier import serve_appliers
+from tomc.engine.keys import appliers_key, memory_key
 from tomc.mcp.sdk import SDK_V2
 from tomc.runtime import tokens
 
@@ -52,7 +55,7 @@ AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_f
 TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)
 MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
             "mcp_http_other", "mcp_pages",
-            "mcp_exists", "mcp_nowhere", "mcp_ready"]
+            "mcp_exists", "mcp_nowhere", "mcp_ready", "mcp_calls", "mcp_calls_agent"]
 
 
 def wire(model) -> dict:
@@ -580,3 +583,82 @@ def test_ready_is_answered_for_the_supervisor_and_for_an_agent_from_its_own_mind
     assert maya["steps"][0]["values"] == ["approved"]
     assert unknown["diagnostics"][0]["code"] == "E170"
     assert other["error"] == "access_denied" and "Finance" in other["message"]
+
+
+def test_tool_calls_are_answered_at_once(db):
+    """A `record` waiting on its applier does not hold a `believes` sent after it: the
+    question is answered while the write is still queued (calls were one at a time); then
+    eight calls at once, questions and writes, each answered as one at a time would."""
+    record_story(db, "mcp_calls")
+    queue = memory_key("mcp_calls", "queue")
+
+    async def scenario():
+        async with connected(db, "mcp_calls") as client:
+            await call(client, "believes", chain="Maya", key="refund.status")  # attached
+            db.redis.set(appliers_key(), "1", ex=60)  # writes go to an applier not yet there
+            stop = threading.Event()
+            appliers = threading.Thread(target=serve_appliers, args=(db, stop, 2))
+            try:
+                async with anyio.create_task_group() as tasks:
+                    written = {}
+
+                    async def record():
+                        written["reply"] = await call(client, "record",
+                                                      statements="Maya says refund.eta = friday")
+
+                    tasks.start_soon(record)
+                    while not db.redis.llen(queue):
+                        await anyio.sleep(0.02)
+                    asked = await call(client, "believes", chain="Maya", key="refund.status")
+                    still_queued = db.redis.llen(queue)
+                    appliers.start()  # now the write is taken and answered
+                assert still_queued == 1 and asked["value"] == "approved"
+                assert written["reply"]["events"][0]["step"] == 5
+
+                results = [None] * 8
+
+                async def one(i):
+                    if i % 2:
+                        results[i] = await call(client, "believes", chain="Finance",
+                                                key="refund.status")
+                    else:
+                        results[i] = await call(client, "record",
+                                                statements=f"Billing says n{i}.v = {i}")
+
+                async with anyio.create_task_group() as tasks:
+                    for i in range(8):
+                        tasks.start_soon(one, i)
+            finally:
+                stop.set()
+                if appliers.is_alive():
+                    appliers.join()
+                db.redis.delete(appliers_key())
+            return results
+
+    results = anyio.run(scenario)
+    assert all(r["value"] == "rejected" for r in results[1::2])
+    steps = sorted(r["events"][0]["step"] for r in results[0::2])
+    assert steps == [6, 7, 8, 9]
+
+
+def test_an_agent_servers_calls_are_answered_at_once(db):
+    record_story(db, "mcp_calls_agent")
+
+    async def scenario():
+        async with connected(db, "mcp_calls_agent", "--agent", "Maya", "--calls", "3") as maya:
+            results = [None] * 6
+
+            async def one(i):
+                if i % 3 == 0:
+                    results[i] = await call(maya, "say", key=f"n{i}.v", value=str(i))
+                else:
+                    results[i] = await call(maya, "what_do_i_think", key="refund.status")
+
+            async with anyio.create_task_group() as tasks:
+                for i in range(6):
+                    tasks.start_soon(one, i)
+            return results
+
+    results = anyio.run(scenario)
+    assert [r["value"] for i, r in enumerate(results) if i % 3] == ["approved"] * 4
+    assert sorted(r["events"][0]["step"] for i, r in enumerate(results) if i % 3 == 0) == [5, 6]

@@ -108,6 +108,23 @@ def test_a_second_process_finds_every_belief_and_past_step(db, fresh):
         assert [e.step for e in third.history()] == [1, 2, 3, 4, 5]
 
 
+def test_a_memory_stored_before_version_ids_is_upgraded_when_attached(db, fresh):
+    """Versions written by an older tomc have no `vid` (the id resolution closes them by:
+    tomc/compiler/resolve.py) nor provenance of their own: attaching gives them both, so
+    a new event supersedes them and old answers keep their event."""
+    name = fresh("before_vids")
+    with Session.attach(name, db=db) as first:
+        first.apply("\n".join(STORY))
+        before = first.believes("Maya", "refund.status", at_step=2).to_json()
+        graphs = memory.memory_graphs(name, first.scenario.agents)
+    for graph in (graphs.world, *graphs.minds.values()):
+        db.graph(graph).query("MATCH (b:V) REMOVE b.vid, b.text, b.line, b.witnesses")
+    with Session.attach(name, db=db) as later:
+        later.apply("Finance tells Maya refund.status = rejected")
+        assert later.believes("Maya", "refund.status").values == ["rejected"]
+        assert later.believes("Maya", "refund.status", at_step=2).to_json() == before
+
+
 def test_attaching_runs_no_event_again(db, fresh):
     name = fresh("no_rerun")
     with Session.attach(name, db=db) as first:

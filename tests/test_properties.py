@@ -341,7 +341,7 @@ def reference_engine(scenario):
 
 # Found by the property test: one event copied several chains, each from a different chain
 # above it; FalkorDB bound every copy to the first one's source (tomc/compiler/templates/
-# copy.cypher says how it is avoided).
+# write.cypher says how it is avoided).
 SEVERAL_COPIES = 'use policy hitom\n\nscenario repro {\n  agents box, Sally, Zoë, Anne, marble, x\n  rooms _tmp, Bob, room\n\n  Sally, Anne, box enter Bob\n  box moves Sally to zRsjVgU1\n  box announces a1 is in "+Ðãýã-/4\\r"\n  handoff Anne -> marble write\n  Sally says Sally is in x\n  in Bob: a1 is in x\n  box says Sally is in "zRsjVgU1"\n  Sally waits\n  handoff Anne -> marble write\n  claim a1 is in "+Ðãýã-/4\\r" from marble by Sally in Bob\n  in Bob: Sally is in "zRsjVgU1"\n  Sally waits\n  Sally says Zoë is in zRsjVgU1\n  Sally moves a1 to x\n  Zoë, Sally, marble enter Bob\n  noop\n  box tells Anne Zoë = to\n  in Bob: Sally." " = 2059-10-10\n  handoff box -> Anne write\n  Anne says a1 is in "zRsjVgU1"\n  handoff Sally -> x write\n  box says Zoë = 824825\n  marble sets a1." " = true\n  in room: Zoë is in "zRsjVgU1"\n  box, Anne, Sally enter _tmp\n  box says Sally." " = 2010-07-24\n  claim Sally is in "+Ðãýã-/4\\r" from marble by Sally valid from 2049-08-09T11:50:40 to Zoë\n  Sally, Zoë, x enter Bob\n  in room: Sally is in "zRsjVgU1"\n  x, marble enter room\n  Anne says Zoë = "x"\n  noop ""\n\n  expect context_for box talking_to marble differ = {a1." "}\n  expect explain x > Sally > Anne > box a1." " from step 32\n  expect handoff Zoë -> Anne caveats = {Zoë}\n}\n'
 
 

@@ -63,11 +63,11 @@ def test_compile_policy_lists_every_entry_with_line_cypher_and_chains():
         or "authority: source bulletin_r4 authority 4   (" in out
     assert "cardinality: predicate release.requires many" in out
     assert "$facts[].many = true where key = 'release.requires'" in out
-    assert "trust: trust authority" in out and "WHEN f.authority > b.authority" in out
+    assert "trust: trust authority" in out and 'fact["authority"] > held.authority' in out
     # Routing the policy leaves out comes from the shipped default, and says so.
     assert re.search(r"routing: on tell: speaker > listener adopts .*default\.tom:\d+\)  "
                      r"\(from the default policy\)", out)
-    assert "UNWIND $writes AS w" in out
+    assert "resolution.resolve(w.chain, fact, w.force, w.rule)" in out
     assert "can touch: B, B > B, B > S, S > B" in out  # the announce rule at depth 2
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import pydantic
+import redis
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.announcements import AnnouncementPlan
@@ -254,6 +255,13 @@ class Session:
                 agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
                 reader = AgentReader(live, as_agent, agent_db)
+        except redis.exceptions.NoPermissionError as err:
+            stack.close()
+            raise AccessDenied(
+                f"this connection is an agent's own credential ({err}): it submits the "
+                "agent's own speech to the memory's applier (`tomc memory apply --as AGENT`), "
+                "but attaching a session still needs the administrator's connection "
+                "(docs/security.md)") from None
         except BaseException:
             stack.close()
             raise
@@ -317,6 +325,7 @@ class Session:
     def refresh(self) -> None:
         """Take in what other writers committed since this session last wrote or read."""
         self._live.catch_up()
+        self._live.engine.load()  # the next read is then one round trip
         self._behind = False
 
     def _caught_up(self) -> None:
@@ -399,6 +408,8 @@ class Session:
             found = StaleWrite(reply["expected"], reply["actual"])
         elif error == "replaced":
             found = Replaced(reply["message"])
+        elif error == "refused":
+            found = AccessDenied(reply["message"])
         else:
             found = DatabaseUnavailable(reply["message"])
         found.committed = committed

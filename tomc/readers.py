@@ -96,7 +96,8 @@ class AgentReader(EngineReader):
 
     def belief(self, query: QueryModel) -> Answer:
         self.chain(query.chain)
-        return queries.answer(self.db, self.live.engine.graphs, query)
+        engine = self.live.engine
+        return queries.answer(self.db, engine.graphs, query, engine.owner_id(query))
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
         self.chain(query.chain)

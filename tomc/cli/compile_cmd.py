@@ -132,7 +132,7 @@ def _reads(scenario: ScenarioModel, plan: Plan) -> list[dict]:
         read = {"line": query.line, "text": query.text, "graph": None,
                 "template": "analysis (docs/cypher.md)", "params": None}
         if isinstance(query, QueryModel):
-            graph, template, params = belief_read(plan.graphs, query)
+            graph, template, params = belief_read(plan.graphs, query, None)
             read.update(graph=graph, template=template, params=params)
         elif isinstance(query, ReadyQuery):
             graph, template, params = ready_read(plan.graphs, query)
@@ -168,7 +168,8 @@ def _listing_text(listing: PolicyListing) -> str:
         origin = "  (from the default policy)" if e.inherited else ""
         out.append(f"\n{e.kind}: {section}{e.text}   ({e.file}:{e.line}){origin}")
         if e.cypher:
-            out.append(f"  cypher ({', '.join(e.templates)}):")
+            label = "cypher" if all(t.endswith(".cypher") for t in e.templates) else "code"
+            out.append(f"  {label} ({', '.join(e.templates)}):")
             out.extend(f"    {line}" for line in e.cypher.splitlines())
         out.append(f"  sets: {e.parameter}")
         out.append(f"  can touch: {', '.join(e.chains) or 'no chain'}")

@@ -10,7 +10,9 @@ import typer
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, WAIT_OPTION,
                              fail, with_options)
 from tomc.cli.extras import needs_extra
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
+
+EXIT_ACCESS_DENIED = 4
 
 
 def mcp(memory: str = typer.Option(..., "--memory", "-m",
@@ -28,6 +30,10 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
             help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio; every "
                  "request needs `Authorization: Bearer <token>` with a token of this memory "
                  "and mode (`tomc token issue NAME [--agent A]`)."),
+        calls: int = typer.Option(
+            4, "--calls", min=1, max=64,
+            help="How many tool calls to answer at once, each on a session of its own "
+                 "(attached when first needed)."),
         db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
         wait_replicas: int = WAIT_OPTION) -> None:
     """Serve a named memory over the Model Context Protocol (stdio by default), for MCP
@@ -47,7 +53,8 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({db}, from "
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT)
     try:
-        with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent) as server:
+        with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent,
+                           calls=calls) as server:
             if http is not None:
                 typer.echo(f"tomc: serving memory {memory!r} on http://127.0.0.1:{http}/mcp",
                            err=True)
@@ -60,3 +67,5 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
              "a supervisor first, or use the CLI or API)", EXIT_BAD_INPUT)
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE)
+    except AccessDenied as err:
+        fail(f"access denied: {err}", EXIT_ACCESS_DENIED)

@@ -102,10 +102,16 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     if key is not None and not key:
         fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
     with database(db, data, json_output, interactive=True) as conn:
-        if as_agent is None and not conn.clustered and submit.serving(conn.redis):
+        own = as_agent is not None and _own_credential(conn)
+        if own and (conn.clustered or not submit.serving(conn.redis)):
+            fail(f"{as_agent}'s own credential writes only through the memory's applier, and "
+                 "no `tomc serve` runs on this server (docs/security.md)", EXIT_NO_DATABASE,
+                 json_output)
+        if (as_agent is None or own) and not conn.clustered and submit.serving(conn.redis):
             try:
                 reply = submit.submit(conn.redis, name, text, key or uuid.uuid4().hex,
-                                      after_step, create=policy or "default", policy=policy)
+                                      after_step, create=None if own else policy or "default",
+                                      policy=None if own else policy, as_agent=as_agent)
             except submit.NoApplier:
                 reply = None  # withdrawn, nothing applied: write it here
             except DatabaseUnavailable as err:
@@ -132,6 +138,13 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     raise typer.Exit(EXIT_OK)
 
 
+def _own_credential(conn) -> bool:
+    """Whether `conn` logs in as a user of its own (an agent's credential, `tomc token
+    credential`), not as the administrator (the default user)."""
+    return conn.redis.connection_pool.connection_kwargs.get("username") not in (None,
+                                                                                "default")
+
+
 def _replied(name: str, reply: dict, json_output: bool) -> None:
     """Print an applier's reply (tomc/runtime/submit.py) and exit with its code."""
     error = reply.get("error")
@@ -147,6 +160,7 @@ def _replied(name: str, reply: dict, json_output: bool) -> None:
     code, prefix = {"diagnostics": (EXIT_BAD_INPUT, "bad input:\n"),
                     "stale": (EXIT_STALE, "stale write: "),
                     "replaced": (EXIT_BAD_INPUT, ""),
+                    "refused": (EXIT_ACCESS_DENIED, "access denied: "),
                     "no_memory": (EXIT_BAD_INPUT, "")}.get(error, (EXIT_NO_DATABASE,
                                                                     "FalkorDB unavailable: "))
     if error == "no_memory":

@@ -1,5 +1,6 @@
 """`tomc token issue|list|revoke`: the access tokens of tomc's HTTP surfaces
-(tomc/runtime/tokens.py; docs/security.md).
+(tomc/runtime/tokens.py; docs/security.md); `tomc token credential`: an agent's own
+FalkorDB credential (tomc/runtime/acl.py).
 
 Exit codes as elsewhere: 0 ok, 2 bad input (no such memory or agent, an unknown token id),
 3 FalkorDB unavailable.
@@ -78,3 +79,38 @@ def revoke(token_id: str = typer.Argument(..., help="The token's id (`tomc token
         emit_json({"revoked": token_id})
     else:
         typer.echo(f"revoked token {token_id}")
+
+
+@app.command("credential")
+def credential(name: str = typer.Argument(..., help="The memory of the agent."),
+               agent: str = typer.Option(..., "--agent", help="The agent it is for."),
+               db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+               json_output: bool = JSON_OPTION) -> None:
+    """Print the agent's own FalkorDB credential, as a URL (`--db` of the agent's process):
+    its private user (tomc/runtime/acl.py), which reads only the agent's mind and may only
+    submit the agent's own speech to the memory's applier (`tomc serve`). The process that
+    holds it needs no admin secret. Keep it as a secret (a file of mode 600)."""
+    from tomc.runtime import acl  # the compiler's graph names: only this verb needs them
+    with database(db, data, json_output, interactive=True) as conn:
+        if memories.read(conn, name) is None:
+            fail(f"no memory called {name!r} (`tomc memory list` lists them)", EXIT_BAD_INPUT,
+                 json_output)
+        if agent not in memories.agents(conn, name):
+            fail(f"memory {name!r} has no agent {agent!r}", EXIT_BAD_INPUT, json_output)
+        graphs = memories.memory_graphs(name, [agent])
+        user, password = acl.grant(conn, graphs, agent)
+        url = _url(conn, user, password)
+    if json_output:
+        emit_json({"url": url, "user": user, "memory": name, "agent": agent})
+    else:
+        typer.echo(url)
+        typer.echo(f"tomc: the credential of agent {agent} of memory {name}: keep it secret",
+                   err=True)
+
+
+def _url(conn, user: str, password: str) -> str:
+    """The URL of `conn`'s server, logged in as `user`."""
+    where = conn.redis.connection_pool.connection_kwargs
+    if where.get("path"):
+        return f"unix://{user}:{password}@{where['path']}"
+    return f"redis://{user}:{password}@{where.get('host', '127.0.0.1')}:{where.get('port', 6379)}"

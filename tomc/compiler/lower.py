@@ -14,13 +14,14 @@ kind touches one place here, one in the reference interpreter and one template.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from tomc.compiler.perspectives import MindPlan, Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, Plan, Statement, graph_names
 from tomc.compiler.reads import Bindings
-from tomc.compiler.routing import (Chain, Route, communication_routes, models_of,
-                                   observation_routes, truth_adopts)
+from tomc.compiler.resolve import Changes, Held, Resolution
+from tomc.compiler.routing import (Chain, Models, Routing, communication_routing,
+                                   observation_routing, truth_adopts)
 from tomc.compiler.templates import render
 from tomc.search_text import words
 from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Presence, Quiet,
@@ -36,23 +37,18 @@ class Compiler:
     session keeps its compiler for the scenario's life.
     """
 
-    def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None):
+    def __init__(self, scenario: ScenarioModel, perspectives: Optional[Perspectives] = None,
+                 held: Optional[Held] = None):
         self.scenario = scenario
         self.perspectives = perspectives or Perspectives(scenario.chains())
-        self._chains: tuple[tuple, list[Chain]] = ((), [])
-
-    def chains(self) -> list[Chain]:
-        """The scenario's chains (ScenarioModel.chains), kept while its agents and depth stay
-        the same: a 16-agent scenario at depth 3 has 3,616, and every routed event asks."""
-        shape = (tuple(self.scenario.agents), self.scenario.policy.depth)
-        if self._chains[0] != shape:
-            self._chains = (shape, self.scenario.chains())
-        return self._chains[1]
+        self.held = held or Held()
 
     def accept(self, plan: EventPlan) -> None:
-        """Record what a committed event made each chain own (tomc/compiler/perspectives.py);
-        the next event is compiled against it."""
+        """Record what a committed event made each chain own (tomc/compiler/perspectives.py)
+        and the versions it left open (tomc/compiler/resolve.py); the next event is compiled
+        against them."""
         self.perspectives.accept(plan.perspectives)
+        self.held.accept(plan.held)
 
     # ---------------------------------------------------------------- setup and declarations
 
@@ -99,20 +95,20 @@ class Compiler:
         world = self._world(event, "presence.cypher", rev, {"actors": list(event.agents),
                                                             "room": event.room})
         if event.kind != "enter" or self.scenario.policy.reveal != "contents":
-            return self._plan(event, world, {}, ())
+            return self._plan(event, world, {}, (), rev)
         facts = [_fact(r["key"], r["value"], r["many"], r["room"]) for r in bindings.revealed
                  if self.scenario.policy.visible(r["key"])]  # `reveal contents except P`
-        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
-                                    event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, ("revealed",))
+        routing = observation_routing(self.scenario.policy, self.scenario.agents,
+                                      event.witnesses, event.peekers, event.distracted)
+        return self._routed(event, world, routing, facts, ("revealed",), rev)
 
     def _observation(self, event: Observation, bindings: Bindings, rev: int) -> EventPlan:
         fact = event.fact
         facts = [_fact(fact.key, fact.value, fact.many, event.room)]
-        world = self._world(event, "observation.cypher", rev, {"facts": facts, "truth": True})
-        routes = observation_routes(self.scenario.policy, self.chains(), event.witnesses,
-                                    event.peekers, event.distracted)
-        return self._routed(event, world, routes, facts, ())
+        world = self._world(event, "observation.cypher", rev, {})
+        routing = observation_routing(self.scenario.policy, self.scenario.agents,
+                                      event.witnesses, event.peekers, event.distracted)
+        return self._routed(event, world, routing, facts, (), rev, truth=True)
 
     def _communication(self, event: Communication, bindings: Bindings, rev: int) -> EventPlan:
         policy = self.scenario.policy
@@ -124,26 +120,27 @@ class Compiler:
         truth = truth_adopts(event, policy)
         # An ending passes on no value: who-told-whom (TOLD edges) follows values.
         world = self._world(event, "communication.cypher", rev,
-                            {"facts": facts, "truth": truth, "speaker": event.speaker,
+                            {"facts": facts, "speaker": event.speaker,
                              "listeners": list(event.listeners)},
                             told=event.speaker is not None and bool(event.listeners)
                             and not fact.ended and event.about is None,
-                            truth=truth is not None, ended=fact.ended)
+                            truth=truth is not None)
         exit_order = policy.trust == "exit_order"
         # Peekers are judged like listeners: do they trust the speaker?
         believers = (bindings.believers if exit_order
                      else [*event.listeners, *event.peekers])
-        routes = communication_routes(policy, self.chains(), event, believers)
+        routing = communication_routing(policy, self.scenario.agents, event, believers)
         if event.about is not None:  # a report: each chain's model of X takes it instead
-            routes = models_of(routes, event.about, self.chains())
-        return self._routed(event, world, routes, facts, ("believers",) if exit_order else ())
+            routing = Models(routing, event.about)
+        return self._routed(event, world, routing, facts, ("believers",) if exit_order else (),
+                            rev, truth=truth)
 
     def _handoff(self, event: Handoff, bindings: Bindings, rev: int) -> EventPlan:
         facts = [_fact(h["key"], h["value"], h["many"], None, h["support"][0], h["authority"],
                        h["published"], h["valid_from"], support=h["support"])
                  for h in bindings.handed if not h["ended"] and h["about"] is None]
         # Hearsay (what S thinks X believes) goes to each named chain's model of X, tagged
-        # with X so that mind.cypher resolves it there only.
+        # with X so that only those chains resolve it.
         hearsay: dict[str, list[FactRow]] = {}
         for h in bindings.handed:
             if h["about"] is not None:
@@ -158,100 +155,127 @@ class Compiler:
                             support=h["support"]),
                     "ended": True, "of": None, "valid_to": h["valid_to"]}
                    for h in bindings.handed if h["ended"]]
-        # `n` keeps two equal rivals (one source contesting twice) two rows: contest.cypher
-        # groups by row, and each is a contested claim of its own, as in the reference.
-        rivals = [{"key": key, "n": n, **rival}
-                  for n, (key, rival) in enumerate((h["key"], r) for h in bindings.handed
-                                                   for r in h["rivals"])]
+        rivals = [{"key": h["key"], **rival} for h in bindings.handed for rival in h["rivals"]]
         world = self._world(event, "communication.cypher", rev,
-                            {"facts": facts, "truth": None, "speaker": event.speaker,
+                            {"facts": facts, "speaker": event.speaker,
                              "listeners": [event.listener]},
                             told=bool(facts), truth=False)
         # Exit order judges one key's room; a handoff carries several keys: the receiver
         # does not take it as trusted (docs/language.md, "handoff ... write").
         believers = [] if self.scenario.policy.trust == "exit_order" else [event.listener]
-        routes = communication_routes(self.scenario.policy, self.chains(), event,
-                                      believers)
-        return self._routed(event, world, routes, facts, ("handed",), rivals, endings, hearsay)
+        routing = communication_routing(self.scenario.policy, self.scenario.agents, event,
+                                        believers)
+        return self._routed(event, world, routing, facts, ("handed",), rev, rivals, endings,
+                            hearsay)
 
     def _quiet(self, event: Quiet, bindings: Bindings, rev: int) -> EventPlan:
-        return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, ())
+        return self._plan(event, self._world(event, "quiet.cypher", rev, {}), {}, (), rev)
 
     # ---------------------------------------------------------------- parts
 
     def _world(self, event: AnyEvent, template: str, rev: int, params: dict,
-               **context) -> Statement:
+               **context) -> "WorldPart":
         base = {"step": event.step, "rev": rev, "kind": event.kind, "text": event.text,
-                "words": words(event.text), "line": event.line, "witnesses": list(event.witnesses), "minds": [],
-                "ties": self.scenario.policy.ties}
-        return Statement(WORLD, template, render(template, kind=event.kind, **context),
-                         {**base, **params}, (event.line, event.text))
+                "words": words(event.text), "line": event.line,
+                "witnesses": list(event.witnesses), "minds": []}
+        return WorldPart(template, {**base, **params}, context)
 
-    def _routed(self, event: AnyEvent, world: Statement, routes: Sequence[Route],
-                facts: list[FactRow], bound: tuple[str, ...],
+    def _routed(self, event: AnyEvent, world: "WorldPart", routing: Routing | Models,
+                facts: list[FactRow], bound: tuple[str, ...], rev: int,
                 rivals: Sequence[FactRow] = (), endings: Sequence[FactRow] = (),
-                hearsay: Optional[dict[str, list[FactRow]]] = None) -> EventPlan:
+                hearsay: Optional[dict[str, list[FactRow]]] = None,
+                truth: Optional[bool] = None) -> EventPlan:
         facts = [*facts, *endings]
         keys = [f["key"] for f in facts]
-        plans = [self.perspectives.plan(routes, keys)] if facts else []
-        models: set[Chain] = set()  # the chains hearsay goes to (each ends with its X)
+        plans = [self.perspectives.plan(routing, keys)] if facts else []
+        movers = {agent: Models(routing, agent, "hearsay: ") for agent in hearsay or {}}
         for agent, about in (hearsay or {}).items():
-            moved = models_of(routes, agent, self.chains(), "hearsay: ")
-            models |= {r.chain for r in moved}
-            plans.append(self.perspectives.plan(moved, [f["key"] for f in about]))
+            plans.append(self.perspectives.plan(movers[agent], [f["key"] for f in about]))
             facts += about
-        return self._plan(event, world, _merged(plans), bound, facts, rivals, models)
+        merged = _merged(plans)
+        # The chains hearsay goes to: each chain the moved rules name (it ends with its X).
+        models = {w.chain for mind in merged.values() for w in mind.writes
+                  if w.chain[-1] in movers and movers[w.chain[-1]].route(w.chain)}
+        return self._plan(event, world, merged, bound, rev, facts, rivals, truth, models)
 
-    def _plan(self, event: AnyEvent, world: Statement, plans: dict[str, MindPlan],
-              bound: tuple[str, ...], facts: Optional[list[FactRow]] = None,
-              rivals: Sequence[FactRow] = (), models: frozenset | set = frozenset()
-              ) -> EventPlan:
+    def _plan(self, event: AnyEvent, world: "WorldPart", plans: dict[str, MindPlan],
+              bound: tuple[str, ...], rev: int, facts: Sequence[FactRow] = (),
+              rivals: Sequence[FactRow] = (), truth: Optional[bool] = None,
+              models: frozenset | set = frozenset()) -> EventPlan:
+        """The event's statements: the world's, then one per mind graph it writes, each
+        carrying what resolution (tomc/compiler/resolve.py) decided for its chains; `truth`
+        says whether the truth takes the facts outright (True), by the table (False) or
+        not at all (None). Each written chain takes the values, then the endings (a
+        handoff may carry both); hearsay (a fact `about` X) goes only to the chains of
+        `models` that end with X, and the other values only to the other chains."""
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
-        plan = EventPlan(event.step, event.line, event.text, [world], tuple(minds), bound,
-                         plans)
-        origin = (event.line, event.text)
+        truth_changes = Changes()
+        witnesses = list(event.witnesses)
+        resolution = Resolution(self.held, rev, self.scenario.policy.ties, facts)
+        if truth is not None:
+            for fact in facts:
+                resolution.resolve((), fact, truth, "truth")
+            truth_changes = resolution.changes.pop(None, Changes())
+            world.params.update(truth_changes.params(), stored=resolution.stored)
+        # Copies first: a chain copies its owner's history as it was before the event.
         for agent in minds:
-            mind = plans[agent]
-            if mind.copies:
+            for c in plans[agent].copies:
+                resolution.copy(c.chain, c.source, c.key)
+        values = [f for f in facts if not f.get("ended")]
+        ends = [f for f in facts if f.get("ended")]
+        for agent in minds:
+            writes = plans[agent].writes
+            for w in writes:
+                about = w.chain[-1] if w.chain in models else None
+                for fact in values:
+                    if fact["key"] in w.keys and fact.get("about") == about:
+                        resolution.resolve(w.chain, fact, w.force, w.rule)
+            for w in writes:
+                for fact in ends:
+                    if fact["key"] in w.keys:
+                        resolution.resolve(w.chain, fact, w.force, w.rule)
+            for w in writes:  # a handoff's caveats, contested at the receiver
+                for rival in rivals if w.chain not in models else ():
+                    if rival["key"] in w.keys:
+                        resolution.rival(w.chain, rival)
+        origin = (event.line, event.text)
+        statement = Statement(WORLD, world.template,
+                              render(world.template, kind=event.kind, **world.context,
+                                     **truth_changes.parts()), world.params, origin)
+        plan = EventPlan(event.step, event.line, event.text, [statement], tuple(minds), bound,
+                         plans, resolution.changed)
+        for agent in minds:
+            changes = resolution.changes.get(agent, Changes())
+            if changes.copies:
                 plan.statements.append(Statement(
                     agent, "copy.cypher", render("copy.cypher"),
-                    {"step": event.step, "copies": [{"p": list(c.chain), "source": list(c.source),
-                                                     "key": c.key} for c in mind.copies]},
-                    origin, links=True))
-            # Values first, then endings (a handoff may carry both: mind.cypher).
-            values = [f for f in facts or () if not f.get("ended", False)]
-            ends = [f for f in facts or () if f.get("ended", False)]
+                    {"step": event.step, "copies": changes.copies}, origin, links=True))
             plan.statements.append(Statement(
-                agent, "mind.cypher", render("mind.cypher", values=bool(values),
-                                             ended=bool(ends)),
+                agent, "mind.cypher", render("mind.cypher", **changes.parts()),
                 {"step": event.step, "kind": event.kind, "text": event.text,
-                 "line": event.line, "witnesses": list(event.witnesses), "facts": values,
-                 "ends": ends,
-                 "ties": self.scenario.policy.ties,
-                 "writes": [{"p": list(w.chain), "rule": w.rule, "force": w.force,
-                             "keys": list(w.keys),
-                             "about": w.chain[-1] if w.chain in models else None}
-                            for w in mind.writes]},
+                 "line": event.line, "witnesses": witnesses, "stored": resolution.stored,
+                 **changes.params()},
                 origin, links=True))
-            direct = [w for w in mind.writes if w.chain not in models]
-            if rivals and direct:  # a handoff's caveats, contested at the receiver
-                plan.statements.append(Statement(
-                    agent, "contest.cypher", render("contest.cypher"),
-                    {"step": event.step, "kind": event.kind, "rivals": list(rivals),
-                     "writes": [{"p": list(w.chain), "keys": list(w.keys)}
-                                for w in direct]},
-                    origin, links=True))
         return plan
+
+
+class WorldPart(NamedTuple):
+    """An event's world statement before resolution: rendered once the truth's changes are
+    known (write.cypher renders only the parts they use)."""
+
+    template: str
+    params: dict
+    context: dict
 
 
 def _fact(key: str, value: str, many: bool, room: Optional[str], source: Optional[str] = None,
           authority: int = 0, published: Optional[str] = None, valid_from: str = "",
           support: Optional[Sequence[str]] = None) -> FactRow:
-    """A fact as the templates take it (resolve.cypher's `f`): `support` lists the sources
+    """A fact as resolution takes it (tomc/compiler/resolve.py): `support` lists the sources
     it comes with (its one source, or a handed-over fact's `SOURCE via S`); an ending
-    (`ended`) also has `of` and `valid_to` (resolve_ended.cypher); `words` is what search
-    matches (tomc/search_text.py)."""
+    (`ended`) also has `of` and `valid_to`; `words` is what search matches
+    (tomc/search_text.py)."""
     if support is None:
         support = [source] if source is not None else []
     return {"key": key, "value": value, "many": many, "room": room, "source": source,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Sequence
 
-from tomc.compiler.routing import Chain, Route
+from tomc.compiler.routing import Chain, Models, Route, Routing
 
 
 class Copy(NamedTuple):
@@ -69,6 +69,8 @@ class Perspectives:
     def __init__(self, chains: Iterable[Chain] = ()):
         self.owned: dict[Chain, set[str]] = {}
         self.children: dict[Chain, list[Chain]] = {}
+        self.roots: list[Chain] = []
+        self.owners: dict[str, set[Chain]] = {}  # by key: the chains below a root owning it
         self.keys: dict[str, set[str]] = {}  # by mind: every key routed into it so far
         self.add(chains)
 
@@ -83,15 +85,21 @@ class Perspectives:
             parent_existed = len(chain) > 1 and chain[:-1] in self.owned
             owns[chain] = sorted(self.keys.get(chain[0], ())) if parent_existed else []
         for chain in new:
-            self.owned[chain] = set(owns[chain])
+            self.owned[chain] = set()
+            self.own(chain, owns[chain])
             self.children.setdefault(chain, [])
             if len(chain) > 1:
                 self.children.setdefault(chain[:-1], []).append(chain)
+            else:
+                self.roots.append(chain)
         return owns
 
     def own(self, chain: Chain, keys: Iterable[str]) -> None:
-        """Record keys `chain` owns, as read back from its mind graph."""
-        self.owned[chain].update(keys)
+        """Record keys `chain` owns (as read back from its mind graph, or copied)."""
+        for key in keys:
+            self.owned[chain].add(key)
+            if len(chain) > 1:
+                self.owners.setdefault(key, set()).add(chain)
 
     def owner(self, chain: Chain, key: str) -> Chain:
         """The chain whose history `chain` reads for `key`: itself, or the nearest above it."""
@@ -99,32 +107,41 @@ class Perspectives:
             chain = chain[:-1]
         return chain
 
-    def plan(self, routes: Sequence[Route], keys: Sequence[str]) -> dict[str, MindPlan]:
-        """Each mind's copies and writes for an event that routes its facts (about `keys`)
-        to `routes`, keyed by the mind's agent. Changes nothing: see `accept`."""
-        named = {r.chain: r for r in routes}
+    def plan(self, routing: Routing | Models, keys: Sequence[str]) -> dict[str, MindPlan]:
+        """Each mind's copies and writes for an event whose facts (about `keys`) `routing`
+        routes, keyed by the mind's agent. Changes nothing: see `accept`.
+
+        Visits the roots, then goes down only where `routing.descend` says a chain can
+        differ from its parent, or towards a chain that owns the key: a broadcast that
+        names every chain visits the few it writes."""
         plans: dict[str, MindPlan] = {}
-        writes: dict[Chain, list[str]] = {}
+        writes: dict[Chain, tuple[Route, list[str]]] = {}
         for key in dict.fromkeys(keys):
+            owners = self.owners.get(key, ())
+            towards = {c[:n] for c in owners for n in range(1, len(c))}
             copies = []
-            for route in routes:
-                chain = route.chain
-                parent = named.get(chain[:-1])
-                inherits = len(chain) > 1 and key not in self.owned[chain]
-                if inherits and parent is not None and (parent.rule, parent.force) == (
-                        route.rule, route.force):
-                    pass  # reads the parent, which this event updates alike
-                else:
-                    writes.setdefault(chain, []).append(key)
-                    if inherits:
-                        copies.append(Copy(chain, self.owner(chain, key), key))
-                for child in self.children[chain]:
-                    if child not in named and key not in self.owned[child]:
+            stack = [(root, None) for root in reversed(self.roots)]
+            while stack:
+                chain, above = stack.pop()
+                route = routing.route(chain)
+                if route is not None:
+                    inherits = len(chain) > 1 and key not in self.owned[chain]
+                    if not (inherits and above is not None
+                            and (above.rule, above.force) == (route.rule, route.force)):
+                        writes.setdefault(chain, (route, []))[1].append(key)
+                        if inherits:
+                            copies.append(Copy(chain, self.owner(chain, key), key))
+                if not (routing.descend(chain, route)
+                        or (route is not None and chain in towards)):
+                    continue
+                for child in reversed(self.children[chain]):
+                    if route is not None and key not in self.owned[child] \
+                            and routing.route(child) is None:
                         copies.append(Copy(child, self.owner(child, key), key))
+                    stack.append((child, route))
             for copy in copies:
                 plans.setdefault(copy.chain[0], MindPlan()).copies.append(copy)
-        for chain, chain_keys in writes.items():
-            route = named[chain]
+        for chain, (route, chain_keys) in writes.items():
             plans.setdefault(chain[0], MindPlan()).writes.append(
                 Write(chain, route.rule, route.force, tuple(chain_keys)))
         return plans
@@ -135,7 +152,7 @@ class Perspectives:
         for agent, plan in plans.items():
             keys = self.keys.setdefault(agent, set())
             for copy in plan.copies:
-                self.owned[copy.chain].add(copy.key)
+                self.own(copy.chain, [copy.key])
                 keys.add(copy.key)
             for write in plan.writes:
                 keys.update(write.keys)

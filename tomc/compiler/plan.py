@@ -44,7 +44,8 @@ class EventPlan:
 
     `minds` are the agents whose mind graphs it writes; `bound` names the parameters that
     were read from the graphs just before the event (tomc/compiler/reads.py); `perspectives`
-    is what the compiler records once the event is committed (`Compiler.accept`)."""
+    and `held` (the versions it leaves open) are what the compiler records once the event
+    is committed (`Compiler.accept`)."""
 
     step: int
     line: int
@@ -53,6 +54,7 @@ class EventPlan:
     minds: tuple[str, ...] = ()
     bound: tuple[str, ...] = ()
     perspectives: dict[str, Any] = field(default_factory=dict, repr=False)
+    held: dict[Any, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ rules independently (tomc/reference/interpreter.py); the property tests compare 
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple, Optional, Sequence
+from typing import Collection, Iterable, NamedTuple, Optional, Sequence
 
 from tomc.dsl import ast
 from tomc.dsl.program import Communication, Handoff, PolicyModel
@@ -33,6 +33,80 @@ class Route(NamedTuple):
     force: bool
 
 
+class Rule(NamedTuple):
+    """One routing rule of an event, as a test on a chain: `every chain over SETS` names the
+    chains headed by one of `heads` and followed only by `members`, minus `excepted`
+    (chains of one agent); a path rule names exactly `named`."""
+
+    text: str
+    heads: frozenset = frozenset()
+    members: frozenset = frozenset()
+    excepted: frozenset = frozenset()
+    named: Optional[frozenset] = None
+
+    def names(self, chain: Chain) -> bool:
+        if self.named is not None:
+            return chain in self.named
+        return (chain[0] in self.heads and chain not in self.excepted
+                and all(a in self.members for a in chain[1:]))
+
+
+class Routing:
+    """What an event's rules name: `route(chain)` is the first rule naming a chain (None: the
+    event leaves it alone), with its force. Computed per chain, so the compiler visits
+    only the chains where something changes (tomc/compiler/perspectives.py `plan`) rather
+    than every chain a broadcast names; `descend` says below which chains that can be.
+
+    `agents` are the scenario's; `own` a chain never routed (the speaker's own belief);
+    `speaker` forces the chains that end with it when `by_speaker` (trust authority)."""
+
+    def __init__(self, rules: Sequence[Rule], agents: Iterable[str],
+                 own: Optional[Chain] = None, speaker: Optional[str] = None,
+                 by_speaker: bool = False):
+        self.rules = list(rules)
+        self.agents = frozenset(agents)
+        self.own = own
+        self.speaker = speaker
+        self.by_speaker = by_speaker
+        # Below these an unnamed chain may have named descendants: the chains leading to
+        # a path rule's chains, chains a rule excepts (another rule may name them) and
+        # the speaker's own chain (never routed, though rules name the chains below it).
+        self.paths = frozenset(c[:n] for r in self.rules if r.named is not None
+                               for c in r.named for n in range(1, len(c) + 1))
+        self.excepted = frozenset(c for r in self.rules for c in r.excepted) | {own}
+
+    def route(self, chain: Chain) -> Optional[Route]:
+        if chain == self.own:
+            return None
+        for rule in self.rules:
+            if rule.names(chain):
+                force = not self.by_speaker or (len(chain) >= 2 and chain[-1] == self.speaker)
+                return Route(chain, rule.text, force)
+        return None
+
+    def descend(self, chain: Chain, route: Optional[Route]) -> bool:
+        """Whether a chain below `chain` (whose route is `route`) can be named differently
+        from `chain`, or not at all while `chain` is named: otherwise its whole subtree
+        reads `chain`'s history, as before. A rule's tests only narrow as a chain grows
+        (its head stays, its members only add), so below an unnamed chain nothing is named
+        but under a path rule or an exception; below a chain an `over` rule names, a child
+        is named by the same rule unless its new agent is not a member of it."""
+        if chain in self.paths or chain in self.excepted:
+            return True
+        if route is None:
+            return False
+        rule = next(r for r in self.rules if r.text == route.rule and r.names(chain))
+        if rule.named is not None:
+            return True
+        if self.by_speaker and self.speaker in rule.members:
+            return True  # a chain that ends with the speaker is forced, its parent not
+        return not (self.agents - set(chain)) <= rule.members
+
+    def routes(self, chains: Iterable[Chain]) -> list[Route]:
+        """Every route among `chains` (review listings, tests: off the write path)."""
+        return [r for r in map(self.route, chains) if r is not None]
+
+
 def observation_sets(witnesses: Iterable[str], peekers: Iterable[str] = (),
                      distracted: Iterable[str] = ()) -> RoleSets:
     """The role sets of an observed event (docs/language.md, "Peeking and distraction").
@@ -45,26 +119,30 @@ def observation_sets(witnesses: Iterable[str], peekers: Iterable[str] = (),
             "peekers": (peeking, peeking), "distracted": (missing, missing)}
 
 
-def observation_routes(policy: PolicyModel, chains: Sequence[Chain], witnesses: Iterable[str],
-                       peekers: Iterable[str] = (),
-                       distracted: Iterable[str] = ()) -> list[Route]:
+def observation_routing(policy: PolicyModel, agents: Iterable[str], witnesses: Iterable[str],
+                        peekers: Iterable[str] = (),
+                        distracted: Iterable[str] = ()) -> Routing:
     """The chains an observed world event (or what entering reveals) updates: the `on
     observe:` rules over its witnesses (`observation_sets`); observations are always
     adopted."""
     section = policy.sections.get("observe")
     sets = observation_sets(witnesses, peekers, distracted)
-    routes: dict[Chain, Route] = {}
-    for rule in section.rules if section else []:
-        text = rule.text  # computed from the rule's fields: once, not once per chain
-        for chain in _over(rule, sets, chains, excepted=set()):
-            if chain not in routes:
-                routes[chain] = Route(chain, text, True)
-    return list(routes.values())
+    return Routing([_over(rule, sets, frozenset()) for rule in section.rules]
+                   if section else [], agents)
 
 
-def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
-                         event: Communication | Handoff,
-                         believers: Iterable[str]) -> list[Route]:
+def observation_routes(policy: PolicyModel, chains: Sequence[Chain], witnesses: Iterable[str],
+                       peekers: Iterable[str] = (),
+                       distracted: Iterable[str] = ()) -> list[Route]:
+    """`observation_routing`'s routes among `chains`."""
+    agents = {a for c in chains for a in c}
+    return observation_routing(policy, agents, witnesses, peekers,
+                               distracted).routes(chains)
+
+
+def communication_routing(policy: PolicyModel, agents: Collection[str],
+                          event: Communication | Handoff,
+                          believers: Iterable[str]) -> Routing:
     """The chains a communication updates: the rules of its section (`on tell:`, `on
     announce:`, `on claim:`) over its speaker, listeners and believers (the listeners who
     trust the speaker, and the peekers who do). The speaker's own belief never changes
@@ -84,36 +162,56 @@ def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
     follows = {"listeners": set(listeners), "believers": believing - set(peekers),
                "speaker": {speaker} if speaker is not None else set()}
     sets = {name: (heads[name], follows[name]) for name in heads}
-    known = set(chains)
-    own = (speaker,)
-    routes: dict[Chain, Route] = {}
+    rules = []
     for rule in section.rules if section else []:
         if rule.over:
             excepted = set()
             for role in rule.excepted:
                 excepted |= {(speaker,)} if role == "speaker" else {(a,) for a in listeners}
-            named = _over(rule, sets, chains, excepted)
-        elif "listener" in rule.path:
+            rules.append(_over(rule, sets, frozenset(excepted)))
+            continue
+        if "listener" in rule.path:
             named = _path(rule, speaker, listeners, believing, missing)
             named += _overheard(rule, speaker, listeners, believing, peekers)
         else:
             named = [tuple(speaker for _ in rule.path)] + [
                 (k, *(speaker for _ in rule.path[1:])) for k in peekers]
-        text = rule.text  # computed from the rule's fields: once, not once per chain
-        for chain in named:
-            if chain in known and chain != own and chain not in routes:
-                routes[chain] = Route(chain, text, _forced(policy, chain, speaker))
-    return list(routes.values())
+        # A path that repeats an agent, or is longer than the policy's depth, is no chain.
+        rules.append(Rule(rule.text, named=frozenset(
+            c for c in named if len(set(c)) == len(c) <= policy.depth
+            and all(a in agents for a in c))))
+    return Routing(rules, agents, (speaker,), speaker, policy.trust == "authority")
 
 
-def models_of(routes: Sequence[Route], agent: str, chains: Sequence[Chain],
-              prefix: str = "") -> list[Route]:
-    """Each route moved to its chain's model of `agent` (`C > agent`), where the policy
+def communication_routes(policy: PolicyModel, chains: Sequence[Chain],
+                         event: Communication | Handoff,
+                         believers: Iterable[str]) -> list[Route]:
+    """`communication_routing`'s routes among `chains`."""
+    agents = {a for c in chains for a in c}
+    return communication_routing(policy, agents, event, believers).routes(chains)
+
+
+class Models:
+    """A routing moved to each chain's model of `agent` (`C > agent`), where the policy
     tracks it and `agent` is not in C: where a report about `agent`, or hearsay a handoff
-    carries, goes (docs/semantics.md section 3, "Reports"). The rule text gets `prefix`."""
-    known = set(chains)
-    return [Route((*r.chain, agent), prefix + r.rule, r.force) for r in routes
-            if agent not in r.chain and (*r.chain, agent) in known]
+    carries, goes (docs/semantics.md section 3, "Reports"). The rule text gets `prefix`;
+    the force is C's. Such chains are found below every chain that does not hold `agent`
+    (reports and hearsay are rare: no shortcut)."""
+
+    def __init__(self, base: Routing, agent: str, prefix: str = ""):
+        self.base, self.agent, self.prefix = base, agent, prefix
+
+    def route(self, chain: Chain) -> Optional[Route]:
+        if len(chain) < 2 or chain[-1] != self.agent or self.agent in chain[:-1]:
+            return None
+        route = self.base.route(chain[:-1])
+        return None if route is None else Route(chain, self.prefix + route.rule, route.force)
+
+    def descend(self, chain: Chain, route: Optional[Route]) -> bool:
+        return route is not None or self.agent not in chain  # (copies below a named one)
+
+    def routes(self, chains: Iterable[Chain]) -> list[Route]:
+        return [r for r in map(self.route, chains) if r is not None]
 
 
 def _path(rule: ast.Rule, speaker: Optional[str], listeners: list[str], believing: set[str],
@@ -155,16 +253,10 @@ def truth_adopts(event: Communication, policy: PolicyModel) -> Optional[bool]:
     return policy.trust != "authority"
 
 
-def _forced(policy: PolicyModel, chain: Chain, speaker: Optional[str]) -> bool:
-    return policy.trust != "authority" or (len(chain) >= 2 and chain[-1] == speaker)
-
-
-def _over(rule: ast.Rule, sets: RoleSets, chains: Sequence[Chain],
-          excepted: set[Chain]) -> list[Chain]:
+def _over(rule: ast.Rule, sets: RoleSets, excepted: frozenset) -> Rule:
     """`every chain over SETS`: the chains headed by an agent who may head one in the union
     of the sets and followed only by agents who may follow, minus excepted ones."""
     none = (set(), set())
     heads = set().union(*(sets.get(name, none)[0] for name in rule.over))
     members = set().union(*(sets.get(name, none)[1] for name in rule.over))
-    return [c for c in chains if c[0] in heads and set(c[1:]) <= members
-            and c not in excepted]
+    return Rule(rule.text, frozenset(heads), frozenset(members), excepted)

@@ -97,7 +97,7 @@ class PolicyModel:
 DEFAULT_HOPS = 2
 
 # How a contested ending is shown among a belief's rivals (`contested by`): an ending has
-# no value of its own. resolve_ended.cypher writes the same text.
+# no value of its own (the reference and tomc/compiler/resolve.py record it).
 ENDED = "(ended)"
 
 

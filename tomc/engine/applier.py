@@ -18,13 +18,15 @@ applies them again: what committed before has its idempotency records, so it is 
 with its original steps and not applied twice.
 
 A request holding a declaration (`agents`, `rooms`), or an event that reads the graphs
-before it is compiled (tomc/compiler/reads.py), commits alone, one transaction per
-statement, as an embedded writer does (tomc/engine/writes.py).
+before it is compiled (tomc/compiler/reads.py), or resumed after part of it committed,
+commits alone, as an embedded writer does (tomc/engine/writes.py): what is left of it in one
+transaction if it can share one, else one transaction per statement.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import json
 import threading
 import time
@@ -43,6 +45,7 @@ from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.engine.opening import (attached, check_new_memory, create_memory, refuse,
                                  same_policy, statements_of)
 from tomc.runtime.connection import Database
+from tomc.runtime import acl, submit
 from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite, TomError
 from tomc.runtime.submit import REPLY_TTL_S
 
@@ -160,7 +163,7 @@ class Applier:
     # ---------------------------------------------------------------- a batch
 
     def _apply(self, batch: list[Request]) -> None:
-        rest = list(batch)
+        rest = [request for request in batch if self._admitted(request)]
         while rest and self._attach() is None:
             first = rest.pop(0)
             if self._create(first) is not None:
@@ -192,6 +195,38 @@ class Applier:
             else:
                 group.append(request)
         self._commit(group)
+
+    def _admitted(self, request: Request) -> bool:
+        """Whether `request` is signed by its sender (tomc/runtime/submit.py): the
+        administrator, or the agent named in `as` (with its own password), whose request
+        may hold only its own speech (`tell`, `says` with it as the speaker), creates no
+        memory and asks no policy. Else it is answered (`refused`) and dropped."""
+        f = dict(request.fields)
+        mac, agent = f.pop("mac", None), f.get("as")
+        password = self.db.redis.connection_pool.connection_kwargs.get("password") or ""
+        if agent is not None:
+            graphs = memory.memory_graphs(self.name, [agent])
+            password = acl.user_password(self.db, acl.user_name(graphs, agent))
+        if not isinstance(mac, str) or not hmac.compare_digest(
+                mac, submit.signature(json.dumps(f), password)):
+            self._answer(request, {"error": "refused", "message": "the request is not signed "
+                                   "by its sender's credential", "committed": []})
+            return False
+        if agent is None:
+            return True
+        try:
+            _, parsed = statements_of(f["text"])
+        except TomError:
+            parsed = []  # answered as bad input by `_check`
+        other = next((s for s in parsed if not isinstance(s, (ast.Tell, ast.Says))
+                      or s.speaker.text != agent), None)
+        if other is None and f.get("create") is None and f.get("policy") is None:
+            return True
+        self._answer(request, {"error": "refused", "committed": [], "message": (
+            f"a request sent with {agent}'s credential may only tell or say as {agent}"
+            + ("" if other is None else f", not {type(other).__name__.lower()} "
+               f"({getattr(getattr(other, 'speaker', None), 'text', 'no speaker')})"))})
+        return False
 
     def _create(self, request: Request) -> Optional[LiveScenario]:
         """Create the memory for its first request (its `create` policy), checked first:
@@ -340,7 +375,8 @@ class Applier:
         return out
 
     def _commit_alone(self, request: Request) -> None:
-        """A request committed statement by statement, as an embedded writer does."""
+        """A request committed alone, as an embedded writer does (`writes.write`: whole
+        when it can be)."""
         live, f = self.live, request.fields
         try:
             done = writes.recorded(self.db, self.name, f["key"], len(request.parsed))
@@ -417,7 +453,10 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
             continue
         name = woken[1]
         thread = running.get(name)
-        if thread is None or not thread.is_alive():
+        # An agent's user may push any name on the wake list: only a memory with requests
+        # gets an applier (no thread per name it makes up).
+        if (thread is None or not thread.is_alive()) and \
+                r.exists(memory_key(name, "queue"), memory_key(name, "processing")):
             applier = Applier(db, name, lease_s)
             thread = threading.Thread(target=applier.run, args=(stop,), daemon=True,
                                       name=f"applier {name}")

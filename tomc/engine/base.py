@@ -57,6 +57,9 @@ class Engine(Protocol):
     def follow(self, agents: list[str], rooms: list[str]) -> None:
         """Take in agents and rooms another writer declared (already in the graphs)."""
 
+    def load(self) -> None:
+        """Take in now what `reload` left to load when next needed."""
+
     def take_turn(self) -> None:
         """After losing several races (`Behind`), go before the other writers on the next
         commit (tomc/runtime/transactions.py)."""

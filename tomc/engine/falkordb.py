@@ -27,13 +27,14 @@ from tomc.compiler.lower import Compiler
 from tomc.compiler.perspectives import Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_names
 from tomc.compiler.reads import Bindings, reads_for
+from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import Behind
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
 from tomc.runtime.connection import Database, query_command
-from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.errors import DatabaseUnavailable, Replaced
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
 from tomc.runtime.queries import (answer, answer_from_rows, belief_read, ready, ready_from_rows,
@@ -257,13 +258,35 @@ class FalkorEngine:
             raise Behind(revision)
         self._loaded()
 
+    def load(self) -> None:
+        """Load now what catching up left behind (the perspective ids reads start from),
+        so the next read is one round trip: what `Session.refresh` asks for."""
+        self._loaded()
+
     def _loaded(self) -> None:
         """The compiler's state and perspective ids loaded from the graphs, if catching up
         left them behind: only a writer that compiles pays for it (a session whose writes
         go to an applier never does)."""
         if self._stale:
-            self.load_perspectives()
+            try:
+                self.load_perspectives()
+            except DatabaseUnavailable:
+                # A mind graph missing because the memory was dropped (and perhaps created
+                # again) is Replaced (E145), not FalkorDB's "empty key" error.
+                self._check_incarnation()
+                raise
             self._stale = False
+
+    def _check_incarnation(self) -> None:
+        """Raise Replaced if the memory's incarnation is no longer the one this engine
+        attached to (nothing to check for a run's engine or a memory made before them)."""
+        if self.incarnation is None or self.incarnation[1] is None:
+            return
+        now = self.db.redis.get(self.incarnation[0])
+        if now != self.incarnation[1]:
+            raise Replaced(f"the memory was dropped or created again since this session "
+                           f"attached (incarnation {self.incarnation[1]}, now {now}): "
+                           "attach again")
 
     def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
                 extra: Sequence[tuple] = (), changes: int = 1) -> None:
@@ -298,13 +321,29 @@ class FalkorEngine:
     # ---------------------------------------------------------------- questions
 
     def answer(self, query: QueryModel) -> Answer:
-        return answer(self.db, self.graphs, query)
+        return answer(self.db, self.graphs, query, self.owner_id(query))
+
+    def owner_id(self, query: QueryModel) -> int:
+        """The node id of the perspective that stores `query`'s key for its chain (the
+        truth's, in the world graph): a belief read starts there (tomc/runtime/queries.py).
+        Loads the state from the graphs first if catching up left it behind."""
+        self._loaded()
+        ids = self.executor.directory.ids
+        if not query.chain:
+            if self.graphs.world not in ids:  # a run's engine reads it once; a writer that
+                read = Statement(WORLD, "read_perspectives.cypher",  # attaches learns it
+                                 render("read_perspectives.cypher"), {}, (0, "the truth"))
+                self.executor.directory.learn(self.graphs.world,
+                                              self.executor.read(self.graphs, read))
+            return ids[self.graphs.world][()]
+        owner = self.compiler.perspectives.owner(query.chain, query.key)
+        return ids[self.graphs.mind(owner[0])][owner]
 
     def answer_all(self, queries: Sequence[QueryModel]) -> list[Answer]:
         """`answer` of each query, their reads pipelined in one round trip."""
         commands = []
         for query in queries:
-            graph, template, params = belief_read(self.graphs, query)
+            graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
             commands.append(query_command(graph, render(template), params, read_only=True))
         replies = self.executor.read_all(commands, [(q.line, q.text) for q in queries])
         return [answer_from_rows(q, reply_rows(r)) for q, r in zip(queries, replies)]
@@ -312,7 +351,7 @@ class FalkorEngine:
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""
-        rows = self._rows_if_current(belief_read(self.graphs, query))
+        rows = self._rows_if_current(belief_read(self.graphs, query, self.owner_id(query)))
         return None if rows is None else answer_from_rows(query, rows)
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
@@ -345,12 +384,15 @@ class FalkorEngine:
         written = forks.written_minds(events, self.graphs.agents)
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
             shadow = FalkorEngine(self.db, self.scenario, forked,
-                                  Compiler(self.scenario, copy.deepcopy(
-                                      self.compiler.perspectives)))
+                                  Compiler(self.scenario,
+                                           copy.deepcopy(self.compiler.perspectives),
+                                           copy.deepcopy(self.compiler.held)))
             shadow.executor.directory = self.executor.directory
-            for event in events:
+            for n, event in enumerate(events, 1):
                 reads = reads_for(event, self.scenario.policy)
-                plan = shadow.compiler.event(event, shadow._bindings(reads, event))
+                # Version ids come from the revision: past the stored ones, never theirs.
+                plan = shadow.compiler.event(event, shadow._bindings(reads, event),
+                                             self.revision + n)
                 shadow.compiler.accept(plan)
                 shadow.executor.execute(forked, plan.statements)
             yield GraphView(self.db, forked, self.scenario, events[-1].step, indexes=True)
@@ -396,10 +438,19 @@ class FalkorEngine:
     # ---------------------------------------------------------------- state from the graphs
 
     def load_perspectives(self) -> None:
-        """Rebuild the compiler's knowledge of which chain owns which key, and the
-        directory of perspective ids, from the mind graphs (a writer that attaches or
-        catches up)."""
+        """Rebuild the compiler's knowledge of which chain owns which key and of the open
+        versions, and the directory of perspective ids, from the graphs (a writer that
+        attaches or catches up)."""
         found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        if any(row["vid"] is None for row in found[None]):  # stored by an older tomc
+            upgrade = Statement(WORLD, "upgrade_versions.cypher",
+                                render("upgrade_versions.cypher"), {}, (0, "upgrading"))
+            self.executor.execute(self.graphs, [upgrade, *(
+                Statement(agent, upgrade.template, upgrade.cypher, {}, upgrade.origin)
+                for agent in self.scenario.agents)])
+            found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        held = Held()
+        held.load(found.pop(None))
         perspectives = Perspectives(self.scenario.chains())
         for agent, (rows, keys) in found.items():
             perspectives.keys[agent] = set(keys)
@@ -407,5 +458,5 @@ class FalkorEngine:
                 chain = tuple(row["agents"])
                 if chain in perspectives.owned:
                     perspectives.own(chain, row["owns"] or [])
-        self.compiler = Compiler(self.scenario, perspectives)
+        self.compiler = Compiler(self.scenario, perspectives, held)
 

@@ -42,6 +42,10 @@ def _none(step: int) -> Sequence[tuple]:
     return ()
 
 
+class _Parted(Exception):
+    """A write that cannot share one transaction (`LiveScenario.apply_whole`)."""
+
+
 class LiveScenario:
     """A checker and an engine kept in step over one scenario.
 
@@ -123,6 +127,82 @@ class LiveScenario:
                 tries = 0  # a commit ends the turn it used
         finally:
             if tries >= TURN_AFTER:
+                self.engine.end_turn()  # refused or failed while holding it
+
+    def apply_whole(self, statements: Sequence, path: str = "<apply>",
+                    after_step: Optional[int] = None,
+                    records: Optional[Sequence[Record]] = None) -> list[AnyEvent]:
+        """`apply` for a memory's write (a FalkorEngine): when every statement can share
+        one transaction (events that read nothing before they are compiled, and clock
+        lines: `groupable`), they commit in ONE, with their records, so a reader sees the
+        write whole or not at all; else statement by statement (`apply`: an `agents` or
+        `rooms` line, whose perspectives later statements link to, or an event that reads
+        the graphs first; docs/storage.md, "Limits"). Raises as `apply`; a failed whole
+        write committed nothing (`committed` is empty)."""
+        statements = list(statements)
+        records = list(records) if records is not None else [_none] * len(statements)
+        if any(isinstance(s, DECLARATIONS) and not isinstance(s, ast.Clock)
+               for s in statements):
+            return self.apply(statements, path, after_step, records)
+        try:
+            return self._whole(statements, path, after_step, records)
+        except (DiagnosticError, StaleWrite, DatabaseUnavailable) as err:
+            err.committed = []
+            raise
+        except _Parted:
+            return self.apply(statements, path, after_step, records)
+
+    def _whole(self, statements: list, path: str, after_step: Optional[int],
+               records: list) -> list[AnyEvent]:
+        if after_step is not None and after_step != self.step:
+            self.catch_up()
+            if after_step != self.step:
+                raise StaleWrite(after_step, self.step)
+        lost, caught_up = 0, False  # races lost in a row (the turn: runtime/transactions.py)
+        try:
+            while True:
+                mark = self.checker.mark()
+                try:
+                    events, _ = self.checker.add(statements, CHANGES, path=path,
+                                                 canonical=True)
+                except DiagnosticError:
+                    self.checker.reset(mark)
+                    if caught_up:
+                        raise
+                    caught_up = True
+                    self.catch_up()  # perhaps valid after what other writers committed
+                    continue
+                if not all(self.engine.groupable(e, self.scenario.policy) for e in events):
+                    self.checker.reset(mark)
+                    raise _Parted()
+                step = self.step - len(events)
+                extra = []
+                for statement, record in zip(statements, records):
+                    if not isinstance(statement, DECLARATIONS):
+                        step += 1
+                    extra += record(0 if isinstance(statement, DECLARATIONS) else step)
+                try:
+                    self.apply_together(statements, extra)
+                except Behind:
+                    self.checker.reset(mark)
+                    lost += 1
+                    self.catch_up()
+                    if after_step is not None:
+                        raise StaleWrite(after_step, self.step) from None
+                    if lost >= MAX_TRIES:
+                        raise DatabaseUnavailable(f"gave up after {lost} tries: other "
+                                                  "writers kept committing first") from None
+                    if lost >= TURN_AFTER:
+                        self.engine.take_turn()  # fairness, as `apply`
+                    continue
+                except DatabaseUnavailable:
+                    self.checker.reset(mark)  # undone (or left for the next attach to undo)
+                    self.catch_up()
+                    raise
+                lost = 0  # the commit ended the turn it used
+                return self.scenario.events[len(self.scenario.events) - len(events):]
+        finally:
+            if lost >= TURN_AFTER:
                 self.engine.end_turn()  # refused or failed while holding it
 
     def apply_together(self, statements: Sequence, extra: Sequence[tuple] = ()) -> None:

@@ -83,8 +83,9 @@ def with_records(left: Pending, name: str, key: str) -> list[Record]:
 def write(live: LiveScenario, name: str, parsed: list, key: str,
           after_step: Optional[int], done: Sequence[Optional[int]],
           path: str = "<apply>") -> list[AnyEvent]:
-    """Commit what is left of a write (`done`: `recorded` for it) through `live`, each
-    statement in its own transaction with its record; returns every event of the write
+    """Commit what is left of a write (`done`: `recorded` for it) through `live`, in
+    one transaction with its records when it can share one (`LiveScenario.apply_whole`),
+    else each statement in its own; returns every event of the write
     (the ones committed before with their original steps). `after_step` is checked only
     when nothing of the write committed before. Raises as LiveScenario.apply."""
     left = pending(parsed, done, name, key, live.checker.clock, now())
@@ -92,8 +93,8 @@ def write(live: LiveScenario, name: str, parsed: list, key: str,
         live.catch_up()
         after_step = None
     records = with_records(left, name, key)
-    events = live.apply(left.statements, path, after_step, records) if left.statements \
-        else []
+    events = live.apply_whole(left.statements, path, after_step, records) \
+        if left.statements else []
     return merged(live, left, events)
 
 

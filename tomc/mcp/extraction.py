@@ -100,7 +100,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         """Instructions for turning TEXT (a conversation) into .tom statements for this
         memory: its agents, rooms and keys, the statement grammar, and the JSON to answer
         with (then call the `extract` tool with it as `answer`)."""
-        with guard.lock:
+        with guard.held():
             memory.refresh()
             request = prompt_for(read_messages(text, "<text>"), memory)
             return f"{request.system}\n\n{request.user}"

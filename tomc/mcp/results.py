@@ -14,25 +14,25 @@ An error is a tool result with `isError` set (never a protocol error, never a tr
      "diagnostics": [{"path", "line", "column", "severity", "code", "message", "hint"}],
      "rendered": "<record>:1:1: error[E101]: unknown agent `Mayaa`\\n  hint: ..."}
 
-`Guard` runs one tool call at a time (the SDK runs sync tools on worker threads; a Session
-is used by one thread at a time) and turns tomc's exceptions into these errors; anything
-else is left to the SDK, which reports it as a tool error without its traceback.
+`Guard` runs each tool call on sessions of its own from the server's pool (the SDK runs sync
+tools on worker threads, several at once; a Session is used by one thread at a time:
+tomc/mcp/pool.py) and turns tomc's exceptions into these errors; anything else is left to
+the SDK, which reports it as a tool error without its traceback.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import warnings
 from typing import Callable, Optional, Sequence
 
 import redis
 from mcp.types import CallToolResult, TextContent
 
 from tomc.analysis.quoting import NOTICE
-from tomc.api import AccessDenied, DatabaseUnavailable, Session, StaleWrite, TomError, TomWarning
+from tomc.api import AccessDenied, DatabaseUnavailable, Session, StaleWrite, TomError
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
+from tomc.mcp.pool import SessionPool
 from tomc.wire import error_json, event_json, with_flags
 
 EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
@@ -86,15 +86,15 @@ def failure(kind: str, message: str, exit_code: int,
 
 
 class Guard:
-    """Runs tool bodies one at a time and maps tomc's errors to error results."""
+    """Runs tool bodies, each holding a set of sessions of `pool` (`held`), and maps tomc's
+    errors to error results."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
+    def __init__(self, pool: SessionPool) -> None:
+        self.held = pool.held  # resources and prompts hold a set the same way
 
     def __call__(self, body: Callable[[], CallToolResult],
                  origin: Optional[str] = None) -> CallToolResult:
-        with self.lock, warnings.catch_warnings():
-            warnings.simplefilter("ignore", TomWarning)  # results carry them (`warned`)
+        with self.held():
             try:
                 return body()
             except TomError as err:

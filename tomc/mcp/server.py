@@ -6,8 +6,8 @@
         serve(server, http_port=8765)      # streamable HTTP on http://127.0.0.1:8765/mcp,
                                            # for Maya's bearer token only (tomc token issue)
 
-The memory is attached once (tomc.api.Session.attach; created with `policy` in supervisor
-mode if there is none) and shared with every other process attached to it: other servers,
+The memory is attached (tomc.api.Session.attach; created with `policy` in supervisor mode
+if there is none) once per tool call answered at once (tomc/mcp/pool.py), and shared with every other process attached to it: other servers,
 the CLI, the Python API. Agent mode needs the memory and the agent to exist already. Both
 modes offer the resource `tomc://memory` (name, policy, agents, rooms, step) and a prompt
 with the context block to use before talking to someone; supervisor mode also offers
@@ -17,17 +17,19 @@ with the context block to use before talking to someone; supervisor mode also of
 from __future__ import annotations
 
 import json
+import warnings
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from tomc.api import Session
+from tomc.api import Session, TomWarning
 from tomc.mcp import agent as agent_tools
 from tomc.mcp import extraction
 from tomc.mcp.bearer import BearerGate
 from tomc.mcp import supervisor as supervisor_tools
 from tomc.mcp.describe import prompt, resource
+from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
 from tomc.mcp.sdk import MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
@@ -65,18 +67,37 @@ class MemoryServer:
 
 @contextmanager
 def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[Path] = None,
-                  policy: Optional[str] = None, agent: Optional[str] = None) \
-        -> Iterator[MemoryServer]:
+                  policy: Optional[str] = None, agent: Optional[str] = None,
+                  calls: int = CALLS) -> Iterator[MemoryServer]:
     """A MemoryServer over the memory called `memory`, for the block's duration; `agent`
-    selects agent mode (and the only tokens its HTTP transport accepts: that agent's).
+    selects agent mode (and the only tokens its HTTP transport accepts: that agent's);
+    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py).
     Raises what Session.attach raises (TomError, LookupError for a missing memory in agent
     mode, DatabaseUnavailable)."""
     with ExitStack() as stack:
-        # one connection, both sessions; a hung server fails a tool call in seconds
+        # one connection pool, every session; a hung server fails a tool call in seconds
         database = stack.enter_context(connect(db, data_dir, interactive=True))
-        guard = Guard()
-        writer = stack.enter_context(Session.attach(memory, db=database, policy=policy,
-                                                    create=agent is None))
+        # results carry a question's warnings (`warned`): not printed on stderr too
+        stack.enter_context(warnings.catch_warnings())
+        warnings.simplefilter("ignore", TomWarning)
+
+        def sessions() -> tuple[Session, ...]:
+            made = ExitStack()
+            with made:
+                writer = made.enter_context(Session.attach(
+                    memory, db=database, policy=policy, create=agent is None))
+                if agent is None:
+                    made.pop_all()
+                    return (writer,)
+                reader = made.enter_context(Session.attach(memory, db=database, as_agent=agent,
+                                                           create=False))
+                made.pop_all()
+                return (writer, reader)
+
+        pool = SessionPool(sessions, calls)
+        stack.callback(pool.close)
+        guard = Guard(pool)
+        writer = pool.current(0)
         if agent is None:
             server = new_server("tomc", f"tomc memory {writer.memory}",
                                 SUPERVISOR_INSTRUCTIONS.format(name=writer.memory))
@@ -85,8 +106,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
             _syntax_resource(server)
             reader = writer
         else:
-            reader = stack.enter_context(Session.attach(memory, db=database, as_agent=agent,
-                                                        create=False))
+            reader = pool.current(1)
             server = new_server("tomc", f"tomc memory {writer.memory}, as {agent}",
                                 AGENT_INSTRUCTIONS.format(name=writer.memory, agent=agent))
             agent_tools.register(server, reader, writer, guard)
@@ -118,7 +138,7 @@ def _memory_resource(server: MCPServer, session: Session, guard: Guard) -> None:
     def memory_info() -> str:
         """The memory this server holds: name, policy, depth, agents, rooms, steps so far,
         and the agent it answers as (null: supervisor)."""
-        with guard.lock:
+        with guard.held():
             session.refresh()
             scenario = session.scenario
             return json.dumps({"memory": session.memory, "policy": scenario.policy.name,
@@ -133,7 +153,7 @@ def _describe_resource(server: MCPServer, session: Session, guard: Guard) -> Non
     def described() -> str:
         """As the `describe` tool: agents, rooms, sources, procedures, keys written (for an
         agent, those of events it witnessed), policy and depth."""
-        with guard.lock:
+        with guard.held():
             return json.dumps(session.describe().to_json(), ensure_ascii=False)
 
 
@@ -142,7 +162,7 @@ def _context_prompt(server: MCPServer, session: Session, guard: Guard) -> None:
         @prompt(server, name="before_talking", title="Before one agent talks to another")
         def before_talking(agent: str, other: str) -> str:
             """The context block for AGENT's prompt before it talks to OTHER."""
-            with guard.lock:
+            with guard.held():
                 return session.context_for(agent, other).text
     else:
         me = session.agent
@@ -150,5 +170,5 @@ def _context_prompt(server: MCPServer, session: Session, guard: Guard) -> None:
         @prompt(server, name="before_talking", title=f"Before {me} talks to someone")
         def before_talking_as_me(other: str) -> str:
             """My context block before I talk to OTHER."""
-            with guard.lock:
+            with guard.held():
                 return session.context_for(me, other).text

@@ -5,9 +5,9 @@ it becomes and the chains it can touch (what `tomc compile POLICY.tom` prints).
 A policy is not compiled on its own: the compiler evaluates its rules per event
 (tomc/compiler/routing.py) and the templates read what the rules decided as parameters.
 So each entry shows the template lines that read its decision, and the parameter it sets:
-a routing rule becomes rows of `$writes` in mind.cypher (`{p: chain, rule, force}`), an
-authority the `authority` of `$facts` rows that resolve.cypher compares, a cardinality
-their `many`. Chains are shown as role shapes (`L > S`: a listener's model of the
+a routing rule becomes a `Write(chain, rule, force)` the compiler resolves for each chain it
+names, an authority the `authority` of the facts tomc/compiler/resolve.py compares, a
+cardinality their `many`. Chains are shown as role shapes (`L > S`: a listener's model of the
 speaker); given scenarios, also as the concrete chains each rule named in their events.
 Sections a policy leaves out come from the shipped default policy and are marked so.
 
@@ -126,9 +126,8 @@ def list_policy(policy: ast.Policy, file: str,
     if policy.ties is not None:
         src, line, text = where(policy.ties_span, None, False)
         entries.append(Entry("ties", text or f"ties {policy.ties}", src, line,
-                             templates=["resolve.cypher"],
-                             cypher=_excerpt("mind.cypher", ("$ties = 'newest'",
-                                                             "$ties = 'first'")),
+                             templates=[RESOLVER],
+                             cypher=_code(RESOLVER, ("a tie: same authority", "self.ties")),
                              parameter=f"ties = {policy.ties!r}: a claim of the same "
                                        "authority and instant as the held value",
                              chains=["every chain the event routes to"]))
@@ -140,16 +139,16 @@ def list_policy(policy: ast.Policy, file: str,
     for source in policy.sources:
         src, line, text = where(source.span, None, False)
         entries.append(Entry(
-            "authority", text, src, line, templates=["resolve.cypher"],
-            cypher=_excerpt("mind.cypher", ("WHEN f.authority", "AND (f.published")),
+            "authority", text, src, line, templates=[RESOLVER],
+            cypher=_code(RESOLVER, ('if fact["authority"]',)),
             parameter=f"$facts[].authority = {source.authority} where source = "
                       f"{source.name.text!r} (claims from it, and its speech)",
             chains=["every chain the event routes to"]))
     for predicate in policy.predicates:
         src, line, text = where(predicate.span, None, False)
         entries.append(Entry(
-            "cardinality", text, src, line, templates=["resolve.cypher"],
-            cypher=_excerpt("mind.cypher", ("NOT f.many",)),
+            "cardinality", text, src, line, templates=[RESOLVER],
+            cypher=_code(RESOLVER, ('not fact["many"]',)),
             parameter=f"$facts[].many = {str(predicate.cardinality == 'many').lower()} "
                       f"where key = {predicate.key.text!r}",
             chains=["every chain the event routes to"]))
@@ -172,15 +171,21 @@ def list_policy(policy: ast.Policy, file: str,
             src, line, text = where(rule.span, None, inherited)
             entries.append(Entry(
                 "routing", text or rule.text, src, line, inherited, section=event_class,
-                templates=["mind.cypher", "resolve.cypher", "copy.cypher"],
-                cypher=_excerpt("mind.cypher", ("UNWIND $writes", "w.p", "w.keys", "w.force")),
-                parameter=f"$writes[] = {{p: <chain>, rule: {rule.text!r}, force: "
-                          f"{_force_text(model.trust, event_class)}}}",
+                templates=[LOWERING, RESOLVER, "write.cypher"],
+                cypher=_code(LOWERING, ("writes = plans[agent].writes",
+                                        "resolution.resolve(w.chain")),
+                parameter=f"Write(chain, rule={rule.text!r}, force="
+                          f"{_force_text(model.trust, event_class)})",
                 chains=_shapes(rule, event_class, model.depth),
                 touched=(sorted(touched.get((event_class, rule.text), set()),
                                 key=lambda c: (c.count(">"), c))
                          if touched is not None else None)))
     return PolicyListing(model.name, file, entries)
+
+
+# Where the engine decides resolution (docs/semantics.md section 4) and routes it.
+RESOLVER = "tomc/compiler/resolve.py"
+LOWERING = "tomc/compiler/lower.py"
 
 
 def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -> Entry:
@@ -192,14 +197,14 @@ def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -
                      chains=["B: listeners whose last exit from the key's room is earlier "
                              "than the speaker's"])
     if trust == "authority":
-        return Entry("trust", text, file, line, inherited, templates=["resolve.cypher"],
-                     cypher=_excerpt("mind.cypher", ("WHEN force", "WHEN f.authority",
-                                                     "AND (f.published")),
+        return Entry("trust", text, file, line, inherited, templates=[RESOLVER],
+                     cypher=_code(RESOLVER, ("if force else self._judge",
+                                             'if fact["authority"]')),
                      parameter="force = false except for chains ending with the speaker: a "
                                "value supersedes only by authority, then publication time",
                      chains=["B = L: every listener trusts the speaker"])
-    return Entry("trust", text, file, line, inherited, templates=["resolve.cypher"],
-                 cypher=_excerpt("mind.cypher", ("WHEN force",)),
+    return Entry("trust", text, file, line, inherited, templates=[RESOLVER],
+                 cypher=_code(RESOLVER, ("if force else self._judge",)),
                  parameter="force = true: every routed chain adopts the newest value",
                  chains=["B = L: every listener trusts the speaker"])
 
@@ -207,7 +212,7 @@ def _trust_entry(trust: str, text: str, file: str, line: int, inherited: bool) -
 def _reveal_entry(reveal: str, text: str, file: str, line: int, inherited: bool) -> Entry:
     if reveal == "contents":
         return Entry("reveal", text, file, line, inherited, section="enter",
-                     templates=["read_revealed.cypher", "mind.cypher"],
+                     templates=["read_revealed.cypher", "write.cypher"],
                      cypher=render("read_revealed.cypher"),
                      parameter="revealed: the room's true located values, routed by the "
                                "`on observe:` rules over those present",
@@ -225,9 +230,16 @@ def _force_text(trust: str, event_class: str) -> str:
 
 def _excerpt(template: str, markers: tuple[str, ...]) -> str:
     """The lines of a rendered template that contain one of `markers`, in order."""
-    text = render(template, values=True) if template == "mind.cypher" else render(template)
-    return "\n".join(line for line in text.splitlines()
+    return "\n".join(line for line in render(template).splitlines()
                      if any(m in line for m in markers) and not line.lstrip().startswith("//"))
+
+
+def _code(module: str, markers: tuple[str, ...]) -> str:
+    """The lines of one of tomc's own modules (`module`: its path in the package) that
+    contain one of `markers`, in order: where the engine decides resolution in Python."""
+    text = (Path(__file__).resolve().parents[2] / module).read_text(encoding="utf-8")
+    return "\n".join(dict.fromkeys(line.strip() for line in text.splitlines()
+                                   if any(m in line for m in markers)))
 
 
 def _shapes(rule: ast.Rule, event_class: str, depth: int) -> list[str]:

@@ -32,6 +32,7 @@ import hmac
 import redis
 
 from tomc.compiler.plan import GraphNames
+from tomc.engine.keys import appliers_key
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -47,11 +48,31 @@ def user_name(graphs: GraphNames, agent: str) -> str:
     return "tomc_" + digest[:24]
 
 
+def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
+    """(command, key patterns) an agent's user may run to submit its own speech to its
+    memory's applier (tomc/runtime/submit.py), each an ACL selector of its own, so no
+    command reaches another's keys: RPUSH a request on the memory's queue and its name on
+    the wake list; BLPOP its replies (`reply:USER:*`, named after the user); EXISTS the
+    applier's lease and heartbeat; LREM a request of its own no applier took. It can
+    neither read the queue nor pop it: others' requests stay unseen. The applier takes a
+    request as the agent's only if it is signed with the agent's password
+    (tomc/engine/applier.py)."""
+    base = graphs.world[:-len(":world")]  # tomem:{NAME}: the memory's keys (memory_key)
+    return [("rpush", [f"{base}:queue", appliers_key("wake")]),
+            ("blpop", [f"{base}:reply:{user}:*"]),
+            ("exists", [f"{base}:applier", appliers_key()]),
+            ("lrem", [f"{base}:queue"])]
+
+
 def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
     """The ACL SETUSER rules of `agent`'s user: its one mind graph, read-only queries, PING,
-    and READONLY (which lets a cluster replica answer its reads; it grants no command)."""
+    READONLY (which lets a cluster replica answer its reads; it grants no command), and
+    the selectors of `submitting`."""
+    user = user_name(graphs, agent)
+    selectors = [f"({' '.join('~' + k for k in keys)} +{command})"
+                 for command, keys in submitting(graphs, user)]
     return ["reset", "on", ">" + password, "resetkeys", "~" + graphs.mind(agent),
-            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly"]
+            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly", *selectors]
 
 
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
@@ -67,7 +88,7 @@ def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
         db.shard(key).redis.hset(key, agent, user)  # replaces a password older tomc kept
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot create the private user of {agent}: {err}") from None
-    _reconcile(db.nodes(replicas=True), [(user, graphs.mind(agent), secret,
+    _reconcile(db.nodes(replicas=True), [(user, graphs, secret,
                                           rules(graphs, agent, secret))], fix=True)
     return user, secret
 
@@ -88,21 +109,21 @@ def reconcile(db: Database, graphs: GraphNames, fix: bool) -> int:
     for agent in agents:
         user = user_name(graphs, agent)
         secret = user_password(db, user)
-        users.append((user, graphs.mind(agent), secret, rules(graphs, agent, secret)))
+        users.append((user, graphs, secret, rules(graphs, agent, secret)))
     return _reconcile(db.nodes(replicas=True), users, fix)
 
 
-def _reconcile(nodes: list[redis.Redis], users: list[tuple[str, str, str, list[str]]],
+def _reconcile(nodes: list[redis.Redis], users: list[tuple[str, GraphNames, str, list[str]]],
                fix: bool) -> int:
-    """(user, key, password, rules) made right on every node where they are not (with
+    """(user, graphs, password, rules) made right on every node where they are not (with
     `fix`); the count of (node, user) pairs that were not. A node is saved once, and only
     when a user of it changed."""
     wrong = 0
     for node in nodes:
         changed = False
         try:
-            for user, key, secret, wanted in users:
-                if _matches(node.acl_getuser(user), key, secret):
+            for user, graphs, secret, wanted in users:
+                if _matches(node.acl_getuser(user), graphs, user, secret):
                     continue
                 wrong += 1
                 if fix:
@@ -118,14 +139,25 @@ def _reconcile(nodes: list[redis.Redis], users: list[tuple[str, str, str, list[s
     return wrong
 
 
-def _matches(found, key: str, secret: str) -> bool:
-    """Whether ACL GETUSER's reply `found` is the user `ensure` makes."""
+def _matches(found, graphs: GraphNames, user: str, secret: str) -> bool:
+    """Whether ACL GETUSER's reply `found` is the user `grant` makes for `user`, the agent
+    whose mind `graphs` names (selectors included: a user of an older tomc has none)."""
     if not found:
         return False
+    agent = next((a for a in graphs.minds if user_name(graphs, a) == user), None)
+    if agent is None:
+        return False
+    key = graphs.mind(agent)
     commands = str(found.get("commands", ""))
+    selectors = [(str(dict(zip(s[::2], s[1::2])).get("commands", "")).split()[-1:],
+                  str(dict(zip(s[::2], s[1::2])).get("keys", "")).split())
+                 for s in found.get("selectors", [])]
+    wanted = [([f"+{command}"], [f"~{k}" for k in keys])
+              for command, keys in submitting(graphs, user)]
     return ("on" in found.get("flags", []) and found.get("keys") in (f"~{key}", [f"~{key}"])
             and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
-            and "+graph.ro_query" in commands and "+readonly" in commands)
+            and "+graph.ro_query" in commands and "+readonly" in commands
+            and selectors == wanted)
 
 
 def user_password(db: Database, user: str) -> str:

@@ -358,8 +358,13 @@ def open_database(client: redis.Redis, shown: str, check_graphs: bool = True) ->
     try:
         _ping(client)
         if check_graphs:
-            client.execute_command("GRAPH.LIST")
-            version = falkordb_version(client)
+            try:
+                client.execute_command("GRAPH.LIST")
+                version = falkordb_version(client)
+            except redis.exceptions.NoPermissionError:
+                pass  # a user of its own (an agent's credential): it may not list graphs
+    except redis.exceptions.NoPermissionError as err:
+        raise DatabaseUnavailable(f"FalkorDB at {shown} refused this user: {err}") from None
     except redis.AuthenticationError as err:
         raise DatabaseUnavailable(f"FalkorDB at {shown} refused the credentials: {err}") \
             from None

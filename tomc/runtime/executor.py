@@ -51,15 +51,21 @@ class Directory:
             self.ids[new] = self.ids.pop(old)
 
     def link(self, graph: str, params: dict[str, Any]) -> dict[str, Any]:
-        """`params` with the chains of `copies` and `writes` replaced by node ids."""
+        """`params` with the chains (`p`, `source`) of the rows of write.cypher replaced by
+        node ids."""
         ids = self.ids[graph]
         out = dict(params)
-        if "copies" in params:
-            out["copies"] = [{**c, "p": ids[tuple(c["p"])], "source": ids[tuple(c["source"])]}
-                             for c in params["copies"]]
-        if "writes" in params:
-            out["writes"] = [{**w, "p": ids[tuple(w["p"])]} for w in params["writes"]]
+        for name, fields in LINKED.items():
+            if params.get(name):
+                out[name] = [{**row, **{k: ids[tuple(row[k])] for k in fields}}
+                             for row in params[name]]
         return out
+
+
+# The parameters of write.cypher whose rows name perspectives by chain
+# (tomc/compiler/resolve.py Changes).
+LINKED = {"copies": ("p", "source"), "creates": ("p",), "supports": ("p",),
+          "contests": ("p",), "closes": ("p",), "supersedes": ("p",)}
 
 
 @dataclass
@@ -145,26 +151,33 @@ class Executor:
         return replies
 
     def learn_perspectives(self, graphs: GraphNames, agents: Iterable[str]) -> dict:
-        """Read the perspectives of `agents`' mind graphs and the keys each mind holds
-        (pipelined, one round trip): the directory learns their ids; returns
-        {agent: (rows {id, agents, owns}, keys)}."""
+        """Read the perspectives of `agents`' mind graphs and the truth's, the keys each mind
+        holds and the open versions of every graph (pipelined, one round trip): the
+        directory learns the ids; returns {agent: (rows {id, agents, owns}, keys)} and, under None, the open
+        versions' rows (read_open.cypher)."""
         agents = list(agents)
         pipe = self.db.redis.pipeline(transaction=False)
         for agent in agents:
-            for template in ("read_perspectives.cypher", "read_mind_keys.cypher"):
+            for template in ("read_perspectives.cypher", "read_mind_keys.cypher",
+                             "read_open.cypher"):
                 pipe.execute_command(*query_command(graphs.mind(agent), render(template), {},
                                                     read_only=True))
+        for template in ("read_perspectives.cypher", "read_open.cypher"):
+            pipe.execute_command(*query_command(graphs.world, render(template), {},
+                                                read_only=True))
         try:
             replies = pipe.execute()
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as err:
             raise DatabaseUnavailable(f"FalkorDB failed read_perspectives.cypher: {err}") \
                 from None
-        out = {}
+        self.directory.learn(graphs.world, reply_rows(replies[-2]))  # the truth
+        out: dict = {None: reply_rows(replies[-1])}
         for i, agent in enumerate(agents):
-            rows = reply_rows(replies[2 * i])
-            keys = reply_rows(replies[2 * i + 1])
+            rows = reply_rows(replies[3 * i])
+            keys = reply_rows(replies[3 * i + 1])
             self.directory.learn(graphs.mind(agent), rows)
             out[agent] = (rows, keys[0]["keys"] if keys else [])
+            out[None] += reply_rows(replies[3 * i + 2])
         return out
 
 

@@ -1,12 +1,15 @@
 """Answering `expect` and `ask` about beliefs with one Cypher read each.
 
 `belief(chain, key, step)` reads the chain's mind graph (the world graph for the truth): the
-versions held at the step (knowledge time), or valid on a date (valid time), from the chain
-that stores the key for it, each with the event behind it, all in one query. `ready` reads
+versions held at the step (knowledge time), or valid on a date (valid time), starting from
+the chain that stores the key for it (its owner: the engine knows it, and passes its node
+id), each with the event behind it as stored on the version, all in one query. `ready` reads
 every step of a procedure the same way, and its statuses and verdict, in one query too.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 from tomc.answers import Answer, Provenance
 from tomc.compiler.plan import GraphNames
@@ -16,17 +19,21 @@ from tomc.readiness import ReadyAnswer, StepAnswer
 from tomc.runtime.connection import Database
 
 
-def belief_read(graphs: GraphNames, query: QueryModel) -> tuple[str, str, dict]:
-    """(graph name, template, parameters) of the Cypher read behind an expect or ask."""
+def belief_read(graphs: GraphNames, query: QueryModel,
+                owner: Optional[int]) -> tuple[str, str, dict]:
+    """(graph name, template, parameters) of the Cypher read behind an expect or ask;
+    `owner` is the node id of the perspective that stores the key for the query's chain
+    (FalkorEngine.owner_id; None where no graph is at hand: `tomc compile`)."""
     graph = graphs.mind(query.chain[0]) if query.chain else graphs.world
     template = "read_valid.cypher" if query.on_date else "read_belief.cypher"
-    return graph, template, {"agents": list(query.chain), "key": query.key,
-                             "step": query.step, "date": query.on_date}
+    return graph, template, {"owner": owner, "key": query.key, "step": query.step,
+                             "date": query.on_date}
 
 
-def answer(db: Database, graphs: GraphNames, query: QueryModel) -> Answer:
+def answer(db: Database, graphs: GraphNames, query: QueryModel,
+           owner: Optional[int]) -> Answer:
     """Evaluate one expect or ask at its step, on the scenario's `graphs`."""
-    graph, template, params = belief_read(graphs, query)
+    graph, template, params = belief_read(graphs, query, owner)
     return answer_from_rows(query, db.read(graph, render(template), params))
 
 

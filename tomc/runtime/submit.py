@@ -3,8 +3,14 @@ enough for `tomc memory apply` to import without the compiler.
 
 A request is one JSON document RPUSHed to the memory's queue (`memory_key(NAME,
 'queue')`): {id, key, text, after_step, create (a policy, or null: the memory must
-exist), policy (the one the writer named, checked against the memory's), incarnation (the id the writer attached to, or null), reply (the list the applier
-answers on)}. The name is pushed on the wake list too, so `tomc serve` starts the
+exist), policy (the one the writer named, checked against the memory's), incarnation (the
+id the writer attached to, or null), reply (the list the applier answers on), as (null, or
+the agent whose own credential sent it: docs/security.md), mac}. `mac` signs the rest
+(HMAC-SHA256, hex) with the password the writer's connection logged in with: the
+administrator's, or the agent's (tomc/runtime/acl.py); the applier refuses a request whose
+signature is not right, so a request holds only what its sender may write. An agent's
+reply list is `memory_key(NAME, 'reply', USER, ID)`, USER its FalkorDB user: the only
+replies its user may pop. The name is pushed on the wake list too, so `tomc serve` starts the
 memory's applier if none runs. The reply, one JSON document, is either {events: [{step,
 kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
 no_memory | unavailable, message, ..., committed: [events]}.
@@ -17,6 +23,8 @@ applier holds it and its answer is awaited.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import uuid
 from typing import Optional
@@ -45,18 +53,28 @@ def serving(client: redis.Redis) -> bool:
     return bool(client.exists(appliers_key()))
 
 
+def signature(body: str, password: str) -> str:
+    """The `mac` of a request's JSON `body` (without its mac) for a connection's password."""
+    return hmac.new(password.encode("utf-8"), body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def submit(client: redis.Redis, name: str, text: str, key: str,
            after_step: Optional[int] = None, create: Optional[str] = None,
-           incarnation: Optional[str] = None, policy: Optional[str] = None) -> dict:
+           incarnation: Optional[str] = None, policy: Optional[str] = None,
+           as_agent: Optional[str] = None) -> dict:
     """Submit a write to memory `name` and wait for the applier's reply (a dict, above).
     `create`: the policy to create the memory with if there is none; `policy`: the policy
-    the writer asked for, checked against an existing memory's. Raises NoApplier,
-    DatabaseUnavailable."""
+    the writer asked for, checked against an existing memory's; `as_agent`: the agent
+    whose own user `client` is logged in as (`tomc token credential`), which may only
+    speak as itself. Raises NoApplier, DatabaseUnavailable."""
     rid = uuid.uuid4().hex
-    reply = memory_key(name, "reply", rid)
-    request = json.dumps({"id": rid, "key": key, "text": text, "after_step": after_step,
-                          "create": create, "policy": policy, "incarnation": incarnation,
-                          "reply": reply})
+    login = client.connection_pool.connection_kwargs
+    reply = memory_key(name, "reply", login["username"], rid) if as_agent is not None \
+        else memory_key(name, "reply", rid)
+    fields = {"id": rid, "key": key, "text": text, "after_step": after_step, "create": create,
+              "policy": policy, "incarnation": incarnation, "reply": reply, "as": as_agent}
+    body = json.dumps(fields)
+    request = json.dumps({**fields, "mac": signature(body, login.get("password") or "")})
     queue = memory_key(name, "queue")
     try:
         pipe = client.pipeline(transaction=False)

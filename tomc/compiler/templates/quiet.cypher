@@ -1,3 +1,3 @@
-// {{ kind }}: an event that changes no belief, recorded for provenance only.
+// An event that changes no belief, recorded for provenance only.
 {% include "event_node.cypher" %}
 RETURN recorded

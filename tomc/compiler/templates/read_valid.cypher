@@ -2,19 +2,16 @@
 // contested ones never), those whose valid interval [valid_from, valid_to) holds $date, as
 // known at this step: an interval closed by a later event is still open here (docs/semantics.md
 // 5.3: an answer about step s does not change when later events are added).
-MATCH (c:P {agents: $agents})
-{% include "owner.cypher" %}
-WITH [x IN line WHERE x.depth <= 1 OR $key IN x.owns][0] AS owner
+{% include "owner_by_id.cypher" %}
 MATCH (owner)-[:HOLDS|HELD]->(b:V)
 WHERE b.key = $key AND b.since <= $step
   AND coalesce(b.valid_from, '') <= $date
   AND (b.valid_to IS NULL OR b.until > $step OR $date < b.valid_to)
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 WITH b, collect(rival.value) AS contested
-OPTIONAL MATCH (e:Event {step: b.since})
 RETURN b.value AS value, b.since AS since, b.source AS source,
        [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
         | b.support[i]] AS support,
-       b.rule AS rule, contested, e.kind AS kind, e.text AS text, e.line AS line,
-       e.witnesses AS witnesses
+       b.rule AS rule, contested, b.kind AS kind, b.text AS text, b.line AS line,
+       b.witnesses AS witnesses
 ORDER BY value

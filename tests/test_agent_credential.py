@@ -1,0 +1,143 @@
+"""An agent's own credential (docs/security.md, "An agent can hold only its own
+credential"): `tomc token credential` prints a URL logged in as the agent's private user;
+a process holding only that URL (no admin secret in its environment, the data folder's
+admin secret unreadable meanwhile) speaks as the agent through the memory's applier, and
+nothing else: another speaker, a declaration, a request signed as the administrator with
+the agent's password, and reading the queue are refused. A real FalkorDB of its own with
+appliers running, the agent's writes from a separate process through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+
+from conftest import REPO
+from tomc.api import AccessDenied, Session
+from tomc.engine import memory
+from tomc.engine.applier import serve_appliers
+from tomc.engine.keys import appliers_key, memory_key
+from tomc.runtime import submit
+from tomc.runtime.connection import connect, from_url
+
+NAME = "cred"
+STORY = "agents Maya, Billing\nrooms chat\nMaya, Billing enter chat"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A FalkorDB of this module's own in a data folder, its appliers running, and the
+    memory of the story."""
+    folder = tmp_path_factory.mktemp("cred") / "data"
+    with connect(None, folder) as db:
+        stop = threading.Event()
+        thread = threading.Thread(target=serve_appliers, args=(db, stop, 2))
+        thread.start()
+        while not db.redis.exists(appliers_key()):
+            time.sleep(0.05)
+        with Session.attach(NAME, db=db) as s:
+            s.apply(STORY)
+        yield db, folder
+        stop.set()
+        thread.join()
+
+
+def tomc(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tomc", *args], capture_output=True,
+                          text=True, env=env, cwd=str(REPO), timeout=120)
+
+
+def bare_env(home: Path) -> dict:
+    """An environment with no FalkorDB URL, no admin secret, nothing of the test's."""
+    return {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "HOME": str(home)}
+
+
+def test_an_agent_process_with_only_its_credential_speaks_only_as_itself(served, tmp_path):
+    db, folder = served
+    issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url,
+                  env=bare_env(tmp_path))  # the operator: the folder's secret is readable
+    assert issued.returncode == 0, issued.stderr
+    url = issued.stdout.strip()
+    secret = (folder / "admin.secret").read_text().strip()
+    assert secret not in url and url.startswith("unix://tomc_")
+
+    env = bare_env(tmp_path)
+    assert secret not in json.dumps(env)
+    (folder / "admin.secret").chmod(0)  # the agent's process could not read it if it tried
+    try:
+        said = tomc("memory", "apply", NAME, "Maya says refund.eta = friday", "--as", "Maya",
+                    "--db", url, env=env)
+        as_other = tomc("memory", "apply", NAME, "Billing says refund.eta = never", "--as",
+                        "Maya", "--db", url, env=env)
+        declared = tomc("memory", "apply", NAME, "agents Eve", "--as", "Maya", "--db", url,
+                        env=env)
+        told = tomc("memory", "apply", NAME, "Maya tells Billing refund.ok = yes", "--as",
+                    "Maya", "--db", url, env=env)
+    finally:
+        (folder / "admin.secret").chmod(0o600)
+    assert said.returncode == 0, said.stderr
+    assert "step 2: Maya says refund.eta = friday" in said.stdout
+    assert as_other.returncode == 4 and "only tell or say as Maya" in as_other.stderr
+    assert declared.returncode == 4, declared.stderr
+    assert told.returncode == 0, told.stderr
+    with Session.attach(NAME, db=db) as s:
+        assert [e.text for e in s.history()][-2:] == ["Maya says refund.eta = friday",
+                                                      "Maya tells Billing refund.ok = yes"]
+        assert s.believes("Billing", "refund.eta").values == ["friday"]
+
+
+def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_path):
+    db, _ = served
+    issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url, "--json",
+                  env=bare_env(tmp_path))
+    maya = from_url(json.loads(issued.stdout)["url"])
+    step = memory.read(db, NAME).step
+    user = maya.redis.connection_pool.connection_kwargs["username"]
+    password = maya.redis.connection_pool.connection_kwargs["password"]
+    # As the administrator (no `as`), signed with the only password Maya has: refused.
+    reply = memory_key(NAME, "reply", user, uuid.uuid4().hex)
+    fields = {"id": "x", "key": "forged", "text": "Billing says refund.eta = never",
+              "after_step": None, "create": None, "policy": None, "incarnation": None,
+              "reply": reply, "as": None}
+    body = json.dumps(fields)
+    maya.redis.rpush(memory_key(NAME, "queue"),
+                     json.dumps({**fields, "mac": submit.signature(body, password)}))
+    maya.redis.rpush(appliers_key("wake"), NAME)
+    answer = maya.redis.blpop([reply], 30)
+    assert json.loads(answer[1])["error"] == "refused"
+    assert memory.read(db, NAME).step == step
+    queue = memory_key(NAME, "queue")
+    for command in (lambda: maya.redis.lrange(queue, 0, -1), lambda: maya.redis.lpop(queue),
+                    lambda: maya.redis.blpop([queue], 0.1),
+                    lambda: maya.redis.blpop([memory_key(NAME, "reply", "x")], 0.1),
+                    lambda: maya.redis.rpush(memory_key(NAME, "keys"), "x"),
+                    lambda: maya.redis.execute_command(
+                        "GRAPH.RO_QUERY", memory_key(NAME, "world"), "MATCH (n) RETURN n")):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            command()
+    maya.close()
+
+
+def test_attaching_with_the_agents_credential_is_refused_clearly_for_now(served, tmp_path):
+    """What remains of item 5 (docs/security.md): a session or an MCP agent server needs
+    the world graph, which the agent's user may not read; it says so (exit 4)."""
+    db, _ = served
+    issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url,
+                  env=bare_env(tmp_path))
+    url = issued.stdout.strip()
+    with pytest.raises(AccessDenied, match="agent's own credential"):
+        Session.attach(NAME, db=url, as_agent="Maya")
+    served_mcp = subprocess.run([sys.executable, "-m", "tomc", "mcp", "--memory", NAME,
+                                 "--agent", "Maya", "--db", url], capture_output=True,
+                                text=True, env=bare_env(tmp_path), cwd=str(REPO), timeout=120,
+                                stdin=subprocess.DEVNULL)
+    assert served_mcp.returncode == 4 and "Traceback" not in served_mcp.stderr, \
+        served_mcp.stderr

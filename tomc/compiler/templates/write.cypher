@@ -1,0 +1,66 @@
+{#- What a change does to the versions of one graph, decided by the engine
+    (tomc/compiler/resolve.py; docs/semantics.md sections 2 and 4): creations, support,
+    contested claims, closings (by an ending, or by a successor created first), each a
+    list of rows naming perspectives by node id (`p`; the truth, in the world graph, by
+    depth 0) and versions by `vid`. Every part starts from its perspective and walks
+    only its open versions (HOLDS edges). Adopting and superseding are always there; the
+    rarer parts (support, contests, endings) only when a change has rows for them:
+    FalkorDB caches a plan per statement text and graph, and its size grows with every
+    clause (a part costs 20-50 KB), so a graph keeps few, small plans. `made` is the step
+    that created a node or edge (tomc/runtime/recovery.py undoes an event by it). Nothing
+    is deleted: a closed version moves to a HELD edge. -#}
+{#- A perspective by node id: the id goes through a variable of its own first, or FalkorDB
+    scans every perspective for each row instead of seeking it. -#}
+{% macro perspective(row) -%}
+{% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}WITH {{ row }}, {{ row }}.p AS pid
+MATCH (p:P) WHERE id(p) = pid{% endif %}
+{%- endmacro %}
+UNWIND $creates AS n
+{{ perspective("n") }}
+WITH p, n, $stored[n.f] AS f
+CREATE (p)-[:HOLDS]->(v:V)
+SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
+    v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
+    v.support_authority = [x IN f.support | f.authority],
+    v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
+WITH count(*) AS created
+{% if supports | default(false) -%}
+UNWIND $supports AS s
+{{ perspective("s") }}
+MATCH (p)-[:HOLDS]->(grown:V) WHERE grown.vid = s.vid
+SET grown.support = grown.support + s.sources,
+    grown.support_since = grown.support_since + [x IN s.sources | $step],
+    grown.support_authority = grown.support_authority + [x IN s.sources | s.authority],
+    grown.authority = s.top
+WITH count(*) AS supported
+{% endif -%}
+{% if contests | default(false) -%}
+UNWIND $contests AS r
+{{ perspective("r") }}
+MATCH (p)-[:HOLDS]->(against:V) WHERE against.vid = r.vid
+CREATE (:Contest {key: r.key, value: r.value, since: $step, kind: $kind, source: r.source,
+        authority: r.authority, published: r.published})-[:CONTESTS {made: $step}]->(against)
+WITH count(*) AS contested
+{% endif -%}
+{% if closes | default(false) -%}
+UNWIND $closes AS c
+{{ perspective("c") }}
+MATCH (p)-[h:HOLDS]->(old:V) WHERE old.vid = c.vid
+SET old.until = $step, old.valid_to = c.valid_to, old.ended_source = c.source,
+    old.ended_authority = c.authority, old.ended_published = c.published
+DELETE h
+CREATE (p)-[:HELD {made: $step}]->(old)
+WITH count(*) AS closed
+{% endif -%}
+UNWIND $supersedes AS u
+{{ perspective("u") }}
+MATCH (p)-[h:HOLDS]->(old:V) WHERE old.vid = u.vid
+SET old.until = $step, old.valid_to = u.valid_to
+DELETE h
+CREATE (p)-[:HELD {made: $step}]->(old)
+{#- The successor once `p` and `old` are bound: two version patterns in one MATCH made
+    FalkorDB scan every version. #}
+WITH p, u, old
+MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = u.by
+CREATE (new)-[:SUPERSEDES]->(old)
+WITH count(*) AS superseded

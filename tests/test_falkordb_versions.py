@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+import redis
 
 from helpers import scenario
 from test_properties import histories_from_engine, histories_from_reference
@@ -96,10 +97,23 @@ Léa says réunion_李雷.compte_rendu = "@mémo"
 Léa says réunion_李雷.lieu = "salle 𡯷"
 Léa says mémo.conclusion = "@café"
 Léa says mémo.texte = "écrit à 92 %"
+Léa says 李雷.été = chaud
 """
 
 
+def test_a_case_evaluates_every_branch(db):
+    """Both versions evaluate a CASE's branches before choosing one, so a `substring` in a
+    branch not taken still fails (or, 4.16, over-reads): read_linked.cypher's `after` keeps
+    its start and length within the text for every text, not only the one it answers."""
+    db.write("versions_case", "MERGE (:Probe)", {})
+    with pytest.raises(redis.ResponseError, match="length must be a non-negative integer"):
+        db.read("versions_case", "RETURN CASE WHEN true THEN 1 "
+                                 "ELSE substring($key, 7, -1) END AS x", {"key": "李雷.été"})
+
+
 def test_a_walk_through_non_ascii_subjects_answers_as_the_reference(db):
+    """Keys and links of several scripts, and a key (李雷.été) shorter in characters than a
+    subject on the walk but longer in bytes: the cases a byte count gets wrong."""
     walks = []
     for engine in ("falkordb", "reference"):
         with Session.open(name="walk_utf8", engine=engine, db=db) as session:

@@ -14,16 +14,22 @@ WHERE b.since <= $step AND (b.until IS NULL OR b.until > $step)
 WITH c, a, b, [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] AS owner
 WHERE owner = a
 WITH c, collect(b) AS facts
+{#- `after(t, n)`: text t without its first n characters ('' when it has no more).
+    FalkorDB 4.16's `substring(t, n)` counts the rest of t in bytes and walks that many
+    characters, past the end of a non-ASCII string (a walk killed the server that way), and
+    it evaluates every branch of a CASE: so the start and length given are within t for
+    every t, not only where the answer is used (docs/architecture.md, "FalkorDB behaviours
+    the templates absorb"). -#}
+{% macro after(t, n) -%}
+substring({{ t }}, CASE WHEN size({{ t }}) > ({{ n }}) THEN ({{ n }}) ELSE size({{ t }}) END,
+          CASE WHEN size({{ t }}) > ({{ n }}) THEN size({{ t }}) - ({{ n }}) ELSE 0 END)
+{%- endmacro %}
 {#- `about(f, s)`: fact f is about subject s (its key's part before the last dot, or the
-    whole key when it has none). Hop 1 follows the links of $key only. Every `substring`
-    gives its length, in characters, and runs only where that length is not negative:
-    FalkorDB 4.16's `substring(s, start)` counts the rest of s in bytes and walks that many
-    characters, past the end of a non-ASCII string, and a walk killed the server that way
-    (docs/architecture.md, "FalkorDB behaviours the templates absorb"). -#}
+    whole key when it has none). Hop 1 follows the links of $key only. -#}
 {% macro about(s) -%}
-CASE WHEN f.key STARTS WITH ({{ s }} + '.')
-     THEN NOT (substring(f.key, size({{ s }}) + 1, size(f.key) - size({{ s }}) - 1) CONTAINS '.')
-     ELSE f.key = {{ s }} AND NOT ({{ s }} CONTAINS '.') END
+((f.key STARTS WITH ({{ s }} + '.')
+  AND NOT ({{ after("f.key", "size(" ~ s ~ ") + 1") }} CONTAINS '.'))
+ OR (f.key = {{ s }} AND NOT ({{ s }} CONTAINS '.')))
 {%- endmacro %}
 WITH c, facts, reduce(paths = [[$subject]], hop IN range(1, $follow) |
        paths + reduce(new = [], step IN reduce(all = [], p IN [q IN paths WHERE size(q) = hop] |
@@ -31,7 +37,7 @@ WITH c, facts, reduce(paths = [[$subject]], hop IN range(1, $follow) |
                           AND CASE WHEN hop = 1 THEN f.key = $key
                                    ELSE {{ about("last(p)") }} END
                           AND NOT (any(q IN paths WHERE '@' + last(q) = f.value))
-                        | p + [substring(f.value, 1, size(f.value) - 1)]]) |
+                        | p + [{{ after("f.value", "1") }}]]) |
                CASE WHEN step IN new THEN new ELSE new + [step] END)) AS paths
 UNWIND paths AS path
 UNWIND [f IN facts WHERE CASE WHEN size(path) = 1 THEN f.key = $key

@@ -575,7 +575,8 @@ def test_engines_agree_on_walks_through_links(db, file):
     the same facts, paths and provenance on both engines, FalkorDB's read back from its one
     bounded-traversal read (read_linked.cypher) and the reference's from its own walk; and
     every fact on the walk is about the key's subject or a subject a fact before it links to
-    (hop k: k links), so that a walk never grows with N past its last link."""
+    (hop k: k links), so that a walk never grows with N past its last link. `about SUBJECT
+    within 2` too: FalkorDB's one read (read_near.cypher) against the reference's walk."""
     from tomc.analysis.about import about
     from tomc.analysis.follow import follow
     _, scenario = checked(file)

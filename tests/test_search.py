@@ -173,3 +173,32 @@ def test_both_engines_walk_the_same_evidence(db, hops):
     # except speaker`): his walk stops at the RFC, whose facts only others hold
     assert [h["key"] for h in omar["hops"]] == ["pause.decided_in"]
     assert [h["key"] for h in truth["hops"]] == ["pause.decided_in"]  # set only: no walk
+
+
+@pytest.mark.parametrize("within", [0, 1, 2, 3])
+def test_both_engines_find_the_same_things_about_a_subject(db, within):
+    """`about SUBJECT within N` on FalkorDB (one bounded-traversal read, read_near.cypher)
+    and on the reference (its own walk): the same facts, paths and provenance. From review,
+    links go both ways: review.back leads to rfc, and memo and rfc link to review; rfc is
+    reached first forward (its back-link is not a second path), memo by its back-link, and
+    pause, at two links, only through rfc."""
+    answers = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="about_both", engine=engine, db=db) as session:
+            session.apply(WALK)
+            answers.append([session.about("review", for_="Ana", within=within).to_json(),
+                            session.about("pause", within=within).to_json()])
+    assert answers[0] == answers[1]
+    ana, truth = answers[0]
+    found = [(f["hops"], tuple(f["path"]), f["key"], f["source"]) for f in ana["found"]]
+    expected = [(0, ("review",), "review.back", "Omar"),
+                (0, ("review",), "review.finding", "Omar"),
+                (1, ("review", "rfc"), "rfc.cites", "Omar"),
+                (1, ("review", "rfc"), "rfc.rests_on", "Omar"),
+                (1, ("review", "memo"), "memo.cites", "Omar"),
+                (1, ("review", "memo"), "memo.note", "Lena"),
+                (2, ("review", "rfc", "pause"), "pause.decided_by", "Lena"),
+                (2, ("review", "rfc", "pause"), "pause.decided_in", "Lena")]
+    assert found == [f for f in expected if f[0] <= within]
+    # the truth holds only what was set: pause.decided_in, whose link leads nowhere held
+    assert [f["key"] for f in truth["found"]] == ["pause.decided_in"]

@@ -76,6 +76,19 @@ class GraphView:
                                         published=r["published"],
                                         valid_from=r["valid_from"] or "")) for r in rows]
 
+    def near(self, chain: Chain, subject: str,
+             within: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The facts within `within` links of `subject` (read_near.cypher, a bounded
+        traversal in one read of the chain's graph), each with its path, in walk order."""
+        graph = self.graphs.mind(chain[0]) if chain else self.graphs.world
+        rows = self._rows(graph, "read_near.cypher", {
+            "chains": [list(chain)], "subject": subject, "within": within, "step": self.step})
+        return [(tuple(r["path"]), Held(tuple(r["chain"]), r["key"], r["value"], r["since"],
+                                        None, r["kind"], r["rule"], r["source"],
+                                        tuple(r["support"] or ()), r["authority"],
+                                        published=r["published"],
+                                        valid_from=r["valid_from"] or "")) for r in rows]
+
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """Versions matching `terms`, through each graph's full-text index
         (read_search.cypher; the indexes exist: tomc/runtime/search_index.py)."""

@@ -14,16 +14,7 @@ WHERE b.since <= $step AND (b.until IS NULL OR b.until > $step)
 WITH c, a, b, [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] AS owner
 WHERE owner = a
 WITH c, collect(b) AS facts
-{#- `after(t, n)`: text t without its first n characters ('' when it has no more).
-    FalkorDB 4.16's `substring(t, n)` counts the rest of t in bytes and walks that many
-    characters, past the end of a non-ASCII string (a walk killed the server that way), and
-    it evaluates every branch of a CASE: so the start and length given are within t for
-    every t, not only where the answer is used (docs/architecture.md, "FalkorDB behaviours
-    the templates absorb"). -#}
-{% macro after(t, n) -%}
-substring({{ t }}, CASE WHEN size({{ t }}) > ({{ n }}) THEN ({{ n }}) ELSE size({{ t }}) END,
-          CASE WHEN size({{ t }}) > ({{ n }}) THEN size({{ t }}) - ({{ n }}) ELSE 0 END)
-{%- endmacro %}
+{%- from "after.cypher" import after %}
 {#- `about(f, s)`: fact f is about subject s (its key's part before the last dot, or the
     whole key when it has none). Hop 1 follows the links of $key only. -#}
 {% macro about(s) -%}

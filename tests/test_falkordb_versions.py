@@ -103,7 +103,7 @@ Léa says 李雷.été = chaud
 
 def test_a_case_evaluates_every_branch(db):
     """Both versions evaluate a CASE's branches before choosing one, so a `substring` in a
-    branch not taken still fails (or, 4.16, over-reads): read_linked.cypher's `after` keeps
+    branch not taken still fails (or, 4.16, over-reads): after.cypher's `after` keeps
     its start and length within the text for every text, not only the one it answers."""
     db.write("versions_case", "MERGE (:Probe)", {})
     with pytest.raises(redis.ResponseError, match="length must be a non-negative integer"):

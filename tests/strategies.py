@@ -12,10 +12,10 @@ import os
 from hypothesis import settings
 
 from tomc.review.strategies import (World, authority_files, facts, handoff_files,
-                                    inline_policy_files, keys, policies, scenario_files,
+                                    inline_policy_files, keys, linked_files, policies, scenario_files,
                                     scenarios, valid_files, values, worlds)
 
-__all__ = ["World", "authority_files", "facts", "handoff_files", "inline_policy_files", "keys",
+__all__ = ["World", "authority_files", "facts", "handoff_files", "inline_policy_files", "keys", "linked_files",
            "policies", "scenario_files", "scenarios", "valid_files", "values", "worlds"]
 
 # CI stops at the first failure and shrinks only that one (each shrink step is a FalkorDB

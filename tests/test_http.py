@@ -81,6 +81,8 @@ def test_every_question_answers_what_the_session_answers(db, client, memory):
             ("/open_tasks", ()): s.open_tasks().to_json(),
             ("/about", (("subject", "refund"), ("within", 1))):
                 s.about("refund", within=1).to_json(),
+            ("/follow", (("key", "refund.status"), ("chain", "Maya"), ("hops", 1))):
+                s.follow("refund.status", for_="Maya", hops=1).to_json(),
             ("/beliefs", (("chain", "Maya"),)): {
                 "chain": ["Maya"], "step": s.step,
                 "beliefs": [held_json(h) for h in s.beliefs("Maya")]},

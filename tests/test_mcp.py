@@ -47,7 +47,7 @@ SUPERVISOR_TOOLS = {"record", "enter", "exit", "set", "tell", "say", "announce",
                     "believes", "false_beliefs", "who_knows", "handoff", "handoff_write",
                     "common_ground", "explain", "plan_announcements", "context_for", "ask",
                     "history", "check", "ready", "extract", "search", "describe",
-                    "who_knows_best", "open_tasks", "about"}
+                    "who_knows_best", "open_tasks", "about", "follow"}
 AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_for", "tell",
                "say", "can_i_run", "search", "describe", "open_tasks"}
 # The suite runs on the SDK's v2 and v1 (tomc/mcp/sdk.py): the client's read timeout is

@@ -13,10 +13,11 @@ from collections import defaultdict
 from dataclasses import replace
 
 import pytest
-from hypothesis import Phase, find, given, note, settings
+from hypothesis import Phase, event, find, given, note, settings
 from hypothesis import strategies as st
 
-from strategies import authority_files, handoff_files, inline_policy_files, scenario_files
+from strategies import (authority_files, handoff_files, inline_policy_files, linked_files,
+                        scenario_files)
 from tomc.analysis.handoff import handed_over
 from tomc.compiler.routing import communication_routes
 from tomc.dsl.checker import check_text
@@ -680,3 +681,38 @@ def test_dated_disputes_do_not_depend_on_arrival_order(db, orders):
     for engine in ("falkordb", "reference"):
         assert disputes_in(engine, db, claims) == disputes_in(engine, db, shuffled), engine
     assert disputes_in("falkordb", db, claims) == disputes_in("reference", db, claims)
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(linked_files())
+def test_engines_agree_on_walks_through_links(db, file):
+    """Invariant 2 for links (docs/language.md, "Links"): `explain [CHAIN] KEY follow N` gives
+    the same facts, paths and provenance on both engines, FalkorDB's read back from its one
+    bounded-traversal read (read_linked.cypher) and the reference's from its own walk; and
+    every fact on the walk is about the key's subject or a subject a fact before it links to
+    (hop k: k links), so that a walk never grows with N past its last link. `about SUBJECT
+    within 2` too: FalkorDB's one read (read_near.cypher) against the reference's walk."""
+    from tomc.analysis.about import about
+    from tomc.analysis.follow import follow
+    _, scenario = checked(file)
+    engine = run_scenario(scenario, "falkordb", db)
+    reference = run_scenario(scenario, "reference")
+    keys = sorted({e.fact.key for e in scenario.events if getattr(e, "fact", None)})
+    deepest = 0
+    for step in sorted({0, len(scenario.events) // 2, len(scenario.events)}):
+        mine, theirs = engine.view(step), reference.view(step)
+        for chain in [(), *((a,) for a in scenario.agents[:2])]:
+            for key in keys:
+                walks = [follow(mine, chain, key, n).to_json() for n in range(4)]
+                assert walks == [follow(theirs, chain, key, n).to_json() for n in range(4)], \
+                    (step, chain, key)
+                for walk in walks:
+                    for hop in walk["hops"]:
+                        assert len(hop["path"]) - 1 == hop["hops"] <= walk["follow"]
+                        subject = hop["key"].rpartition(".")[0] or hop["key"]
+                        assert hop["hops"] == 0 or subject == hop["path"][-1]
+                        deepest = max(deepest, hop["hops"])
+                subject = key.rpartition(".")[0] or key
+                assert about(mine, subject, chain, 2).to_json() == \
+                    about(theirs, subject, chain, 2).to_json()
+    event(f"deepest hop {deepest}")

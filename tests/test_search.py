@@ -127,3 +127,78 @@ def test_describe_names_what_the_reader_may_know_of(db, story):
     assert mine["agent"] == "Maya" and mine["step"] == 8
     assert {k["key"] for k in mine["keys"]} == {"payments_outage.cause",
                                                  "payments_outage.window", "refund_4411.status"}
+
+
+WALK = """agents Lena, Omar, Ana
+rooms planning
+Lena, Omar, Ana enter planning
+Lena says pause.decided_in = "@rfc"
+Lena says pause.decided_by = Lena
+Omar says rfc.rests_on = "@review"
+Omar says rfc.cites = "@memo"
+Omar says memo.cites = "@review"
+Omar says review.back = "@rfc"
+Omar says review.finding = "disk at 92%"
+Lena tells Ana memo.note = later
+Lena sets pause.decided_in = "@rfc" """
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 3])
+def test_both_engines_walk_the_same_evidence(db, hops):
+    """`explain KEY follow N` on FalkorDB (one bounded-traversal read) and on the reference
+    (its own walk): the same facts, paths and provenance, for a chain and for the truth; a
+    subject reached at one hop is not walked again (review links back to rfc, memo on to
+    review), and a chain walks only what it holds."""
+    walks = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="walk_both", engine=engine, db=db) as session:
+            session.apply(WALK)
+            walks.append([session.follow("pause.decided_in", for_="Ana", hops=hops).to_json(),
+                          session.follow("pause.decided_in", for_="Omar", hops=hops).to_json(),
+                          session.follow("pause.decided_in", hops=hops).to_json()])
+    assert walks[0] == walks[1]
+    ana, omar, truth = walks[0]
+    paths = [(h["hops"], tuple(h["path"]), h["key"], h["value"]) for h in ana["hops"]]
+    expected = [(0, ("pause",), "pause.decided_in", "@rfc"),
+                (1, ("pause", "rfc"), "rfc.cites", "@memo"),
+                (1, ("pause", "rfc"), "rfc.rests_on", "@review"),
+                (2, ("pause", "rfc", "memo"), "memo.cites", "@review"),
+                (2, ("pause", "rfc", "memo"), "memo.note", "later"),
+                (2, ("pause", "rfc", "review"), "review.back", "@rfc"),
+                (2, ("pause", "rfc", "review"), "review.finding", "disk at 92%")]
+    assert paths == [p for p in expected if p[0] <= hops]
+    first = ana["hops"][0]
+    assert (first["source"], first["step"], first["chain"]) == ("Lena", 2, ["Ana"])
+    # Omar holds what Lena said, not what he said himself (the default policy: `adopts
+    # except speaker`): his walk stops at the RFC, whose facts only others hold
+    assert [h["key"] for h in omar["hops"]] == ["pause.decided_in"]
+    assert [h["key"] for h in truth["hops"]] == ["pause.decided_in"]  # set only: no walk
+
+
+@pytest.mark.parametrize("within", [0, 1, 2, 3])
+def test_both_engines_find_the_same_things_about_a_subject(db, within):
+    """`about SUBJECT within N` on FalkorDB (one bounded-traversal read, read_near.cypher)
+    and on the reference (its own walk): the same facts, paths and provenance. From review,
+    links go both ways: review.back leads to rfc, and memo and rfc link to review; rfc is
+    reached first forward (its back-link is not a second path), memo by its back-link, and
+    pause, at two links, only through rfc."""
+    answers = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="about_both", engine=engine, db=db) as session:
+            session.apply(WALK)
+            answers.append([session.about("review", for_="Ana", within=within).to_json(),
+                            session.about("pause", within=within).to_json()])
+    assert answers[0] == answers[1]
+    ana, truth = answers[0]
+    found = [(f["hops"], tuple(f["path"]), f["key"], f["source"]) for f in ana["found"]]
+    expected = [(0, ("review",), "review.back", "Omar"),
+                (0, ("review",), "review.finding", "Omar"),
+                (1, ("review", "rfc"), "rfc.cites", "Omar"),
+                (1, ("review", "rfc"), "rfc.rests_on", "Omar"),
+                (1, ("review", "memo"), "memo.cites", "Omar"),
+                (1, ("review", "memo"), "memo.note", "Lena"),
+                (2, ("review", "rfc", "pause"), "pause.decided_by", "Lena"),
+                (2, ("review", "rfc", "pause"), "pause.decided_in", "Lena")]
+    assert found == [f for f in expected if f[0] <= within]
+    # the truth holds only what was set: pause.decided_in, whose link leads nowhere held
+    assert [f["key"] for f in truth["found"]] == ["pause.decided_in"]

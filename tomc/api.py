@@ -47,6 +47,7 @@ from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.view import BeliefView
 from tomc.analysis.about import About as AboutAnswer
+from tomc.analysis.follow import Evidence
 from tomc.analysis.best import Ranking
 from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
 from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
@@ -814,6 +815,15 @@ class Session:
         chain = build.names(for_) if for_ is not None else []
         return self._analysis(ast.About(subject=build.name(subject, "subject"), chain=chain,
                                         within=within))
+
+    @_bad_input
+    def follow(self, key: str, *, for_: Union[str, Sequence[str], None] = None,
+               hops: int = 2) -> Evidence:
+        """`ask explain [CHAIN] KEY follow N`: the evidence walk from KEY through its links
+        (values `"@NAME"`), up to N links, each fact with its path, source, step and time
+        (docs/language.md, "Links")."""
+        chain = build.names(for_) if for_ is not None else []
+        return self._analysis(ast.ExplainFollow(chain=chain, key=build.key(key), follow=hops))
 
     def _ask(self, question: ast.Node):
         return self.ask(question)

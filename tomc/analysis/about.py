@@ -5,7 +5,9 @@ A value `"@NAME"` links the fact's subject to the subject NAME
 it (keys `SUBJECT.predicate`), then follows their links, and the links of other facts to it
 (`X.p = "@SUBJECT"`), breadth first, up to N hops (default 2): each fact found comes with
 its hop count and the path of subjects from SUBJECT, and its provenance (source, step).
-Read from the current beliefs of the truth, or of CHAIN.
+Read from the current beliefs of the truth, or of CHAIN. Each engine walks on its own
+(BeliefView.near): FalkorDB in one bounded-traversal read (read_near.cypher), the
+reference over its held versions (tomc/reference/view.py).
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tomc.analysis.view import BeliefView, chain_text
-
-LINK = "@"
 
 
 @dataclass(frozen=True)
@@ -67,31 +67,11 @@ class About:
 
 
 def about(view: BeliefView, subject: str, chain: tuple[str, ...], within: int) -> About:
-    """The facts within `within` links of `subject`, nearest first (module docstring)."""
-    held = sorted(view.held([chain]), key=lambda h: (h.key, h.value))
-    by_subject: dict[str, list] = {}
-    pointing: dict[str, list] = {}
-    for h in held:
-        by_subject.setdefault(h.key.rpartition(".")[0] or h.key, []).append(h)
-        if h.value.startswith(LINK):
-            pointing.setdefault(h.value[len(LINK):], []).append(h)
-    seen_subjects, seen_facts = {subject: (subject,)}, set()
-    frontier, found = [subject], []
-    for hops in range(within + 1):
-        following = []
-        for name in frontier:
-            path = seen_subjects[name]
-            for h in by_subject.get(name, []):
-                if (h.key, h.value) not in seen_facts:
-                    seen_facts.add((h.key, h.value))
-                    found.append(Found(hops, path, h.key, h.value, h.source, h.since))
-                if h.value.startswith(LINK):
-                    following.append((h.value[len(LINK):], path))
-            for h in pointing.get(name, []):  # facts elsewhere that link here
-                following.append((h.key.rpartition(".")[0] or h.key, path))
-        frontier = []
-        for name, path in following:
-            if name not in seen_subjects:
-                seen_subjects[name] = (*path, name)
-                frontier.append(name)
+    """The facts within `within` links of `subject`, nearest first (module docstring): the
+    view's walk (BeliefView.near), each fact once."""
+    found, seen = [], set()
+    for path, h in view.near(chain, subject, within):
+        if (h.key, h.value) not in seen:
+            seen.add((h.key, h.value))
+            found.append(Found(len(path) - 1, path, h.key, h.value, h.source, h.since))
     return About(subject, chain, within, view.step, found)

@@ -17,6 +17,7 @@ from tomc.analysis.explain import Explanation, explain
 from tomc.analysis.false_beliefs import FalseBeliefs, false_beliefs
 from tomc.analysis.handoff import HandoffReceipt, handoff
 from tomc.analysis.about import About, about
+from tomc.analysis.follow import Evidence, follow
 from tomc.analysis.best import Ranking, who_knows_best
 from tomc.analysis.tasks import OpenTasks, open_tasks
 from tomc.analysis.search import SearchResult, search
@@ -25,7 +26,7 @@ from tomc.analysis.who_knows import WhoKnows, who_knows
 from tomc.dsl.program import AnalysisQuery
 
 Result = Union[FalseBeliefs, WhoKnows, HandoffReceipt, CommonGround, Explanation,
-               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks, About]
+               AnnouncementPlan, Context, SearchResult, Ranking, OpenTasks, About, Evidence]
 
 
 def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
@@ -45,6 +46,8 @@ def analyse(view: BeliefView, query: AnalysisQuery) -> Result:
             return plan_announcements(view, query.key, query.agents[0])
         case "context_for":
             return context_for(view, *query.agents)
+        case "explain_follow":
+            return follow(view, query.chain, query.key, query.depth)
         case "about":
             return about(view, query.search, query.chain, query.depth)
         case "open_tasks":

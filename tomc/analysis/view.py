@@ -37,6 +37,23 @@ class BeliefView(Protocol):
         hearing of the value, then by that teller's first hearing, ..., as long as the steps
         go back and no agent repeats (tomc/analysis/explain.py)."""
 
+    def linked(self, chain: Chain, key: str, follow: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The walk of `explain [CHAIN] KEY follow N` (tomc/analysis/follow.py): the versions
+        `chain` holds of `key`, with the path `(S,)` (S: the key's subject); then, for each
+        link value "@T" among them, the versions held about T (keys `T.p`) with path `(S, T)`;
+        and so on through their links, up to `follow` links. Each subject is reached once, at
+        its fewest links, by every path of that length (no subject twice on a path). Unordered."""
+
+    def near(self, chain: Chain, subject: str,
+             within: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The walk of `about SUBJECT [for CHAIN] within N` (tomc/analysis/about.py): breadth
+        first from `subject`, up to `within` links; from each subject reached at one level,
+        in the order they were reached, the subjects its facts link to ("@T"), then the
+        subjects of the facts that link to it, each list in its facts' (key, value) order;
+        a subject is reached once, by the first of those paths, `(subject, ..., T)`. The
+        versions `chain` holds about each subject reached (keys `T.p`, or `T`), with its
+        path: subjects in the order reached, a subject's versions by key and value."""
+
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """The versions, held by `step` (current or closed), of every chain of the mind
         graphs of `minds` (and of the truth, if `truth`) whose words (key, value, source:

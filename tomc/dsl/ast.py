@@ -481,8 +481,16 @@ class About(Node):
     within: Optional[int] = None
 
 
+class ExplainFollow(Node):
+    """`explain [CHAIN] KEY follow N`: the facts on the walk from KEY through links."""
+
+    chain: list[Name] = []
+    key: Key
+    follow: int
+
+
 Analysis = Union[FalseBeliefs, WhoKnows, Handoff, CommonGround, Explain, PlanAnnouncements,
-                 ContextFor, Search, WhoKnowsBest, OpenTasks, About]
+                 ContextFor, Search, WhoKnowsBest, OpenTasks, About, ExplainFollow]
 
 
 class AskAnalysis(Node):

@@ -789,6 +789,10 @@ class _ScenarioChecker:
                         "depth": DEFAULT_HOPS if within is None else within}
             case ast.OpenTasks():
                 return {"analysis": "open_tasks", "chain": self._chain(analysis)}
+            case ast.ExplainFollow(key=key, follow=links):
+                self.asked.append((key.text, key.span))
+                return {"analysis": "explain_follow", "chain": self._chain(analysis),
+                        "key": key.text, "depth": links}
         raise TypeError(f"not an analysis: {analysis!r}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:

@@ -380,6 +380,9 @@ def _analysis(analysis) -> str:
             return f"search {_quote(text)}"
         case ast.WhoKnowsBest(text=text):
             return f"who_knows_best {_quote(text)}"
+        case ast.ExplainFollow(chain=chain, key=key, follow=links):
+            return (f"explain {_chain(chain) + ' ' if chain else ''}{_key(key)} "
+                    f"follow {links}")
         case ast.About(subject=subject, chain=chain, within=within):
             return (f"about {_name(subject)}" + (f" for {_chain(chain)}" if chain else "")
                     + (f" within {within}" if within is not None else ""))

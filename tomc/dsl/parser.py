@@ -823,6 +823,15 @@ class _Builder(Transformer):
         within = next((int(c) for c in rest if not isinstance(c, list)), None)
         return ast.About(subject=subject, chain=chain, within=within, span=_span(meta))
 
+    def explain_follow(self, meta, children):
+        *chain, key, links = children
+        return ast.ExplainFollow(chain=chain[0] if chain else [], key=key, follow=int(links),
+                                 span=_span(meta))
+
+    def expect_follow_keys(self, meta, children):
+        analysis, keys = children
+        return self._expect_analysis(meta, analysis, part="keys", keys=keys)
+
     def expect_about_keys(self, meta, children):
         analysis, keys = children
         return self._expect_analysis(meta, analysis, part="keys", keys=keys)

@@ -262,7 +262,7 @@ class QueryModel:
 
 AnalysisName = Literal["false_beliefs", "who_knows", "handoff", "common_ground", "explain",
                        "plan_announcements", "context_for", "search", "who_knows_best",
-                       "open_tasks", "about"]
+                       "open_tasks", "about", "explain_follow"]
 
 
 @dataclass(frozen=True)

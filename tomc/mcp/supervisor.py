@@ -207,6 +207,18 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         return guard(lambda: result(memory.about(subject, for_=chain, within=within)
                                     .to_json()))
 
+    @tool(server, title="The evidence walk from a key through its links", annotations=READ)
+    def follow(key: Key,
+               chain: Annotated[Optional[Chain], Field(
+                   description="Whose beliefs (omit for the truth).", examples=["Lena"])] = None,
+               hops: Annotated[int, Field(description="How many links to follow.", ge=0,
+                                          le=10, examples=[2])] = 2) -> CallToolResult:
+        """`explain [CHAIN] KEY follow N`: the values held of the key, and through each that
+        links to a subject ("@NAME") the facts about it, on up to N links, each with its
+        hop, path, source, step and time."""
+        return guard(lambda: result(warned(memory.follow(key, for_=chain, hops=hops)
+                                           .to_json(), memory)))
+
     @tool(server, title="Open tasks on the blackboard", annotations=READ)
     def open_tasks(chain: Annotated[Optional[Chain], Field(
             description="Whose beliefs: an agent or a chain (omit for the truth).",

@@ -60,6 +60,61 @@ class ReferenceView:
                     and heard.speaker not in path.agents else None)
         return paths
 
+    def linked(self, chain: Chain, key: str, follow: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The walk from `key` through links, level by level over the chain's held versions:
+        the paths of each level extend those of the level before by one link, to subjects
+        no earlier level reached."""
+        held = [dataclasses.replace(h, rivals=()) for h in self.held([chain])]
+        of_subject: dict[str, list[Held]] = {}
+        for h in held:
+            of_subject.setdefault(h.key.rpartition(".")[0] or h.key, []).append(h)
+        level = [(key.rpartition(".")[0] or key,)]
+        reached, paths = set(level[0]), list(level)
+        for hop in range(1, follow + 1):
+            nxt = []
+            for path in level:
+                facts = [h for h in held if h.key == key] if hop == 1 else of_subject.get(path[-1], [])
+                for h in facts:
+                    target = h.value[1:]
+                    if h.value.startswith("@") and target not in reached \
+                            and (*path, target) not in nxt:
+                        nxt.append((*path, target))
+            reached |= {p[-1] for p in nxt}
+            paths += nxt
+            level = nxt
+        return [(path, h) for path in paths
+                for h in ([h for h in held if h.key == key] if len(path) == 1
+                          else of_subject.get(path[-1], []))]
+
+    def near(self, chain: Chain, subject: str,
+             within: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The walk of `about`, breadth first over the chain's held versions: from each
+        subject of a level, in the order they were reached, the subjects its facts link to,
+        then those whose facts link to it (each by key and value); the first path to a
+        subject is its path."""
+        held = sorted((dataclasses.replace(h, rivals=()) for h in self.held([chain])),
+                      key=lambda h: (h.key, h.value))
+        of_subject: dict[str, list[Held]] = {}
+        pointing: dict[str, list[Held]] = {}
+        for h in held:
+            of_subject.setdefault(h.key.rpartition(".")[0] or h.key, []).append(h)
+            if h.value.startswith("@"):
+                pointing.setdefault(h.value[1:], []).append(h)
+        paths = {subject: (subject,)}
+        level = [subject]
+        for _ in range(within):
+            reached = []
+            for name in level:
+                targets = [h.value[1:] for h in of_subject.get(name, [])
+                           if h.value.startswith("@")]
+                targets += [h.key.rpartition(".")[0] or h.key for h in pointing.get(name, [])]
+                for target in targets:
+                    if target not in paths:
+                        paths[target] = (*paths[name], target)
+                        reached.append(target)
+            level = reached
+        return [(path, h) for name, path in paths.items() for h in of_subject.get(name, [])]
+
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """Versions matching `terms`: every chain of the minds (and the truth) scanned, each
         version's words compared term by term (a term is a prefix of a word)."""

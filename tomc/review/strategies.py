@@ -94,6 +94,7 @@ class World:
     many: frozenset[str] = frozenset()
     procedures: list[ast.Procedure] = field(default_factory=list)  # declared by the policy
     few_values: bool = False  # three words only, so that claims meet the values held
+    links: bool = False  # values may link to an object ("@NAME": docs/language.md, "Links")
 
 
 @st.composite
@@ -134,6 +135,10 @@ def values(world: World) -> st.SearchStrategy[ast.Value]:
     world of `few_values`, three words, so that claims meet the values already held)."""
     if world.few_values:
         return st.sampled_from(_VALUE_WORDS[:3]).map(lambda text: ast.Value(text=text))
+    if world.links:  # mostly links, so that walks go several links deep
+        link = st.sampled_from(world.objects).map(
+            lambda o: ast.Value(text="@" + o.text, kind="string"))
+        return link | link | link | values(replace(world, links=False))
     return st.one_of(
         st.sampled_from(_VALUE_WORDS).map(lambda text: ast.Value(text=text)),
         _containers(world),
@@ -557,6 +562,24 @@ def scenario_files(max_events: int = 40) -> st.SearchStrategy[ast.File]:
                                              scenario]))
 
     return using("default", 2) | using("hitom", 4)
+
+
+def linked_files(max_events: int = 30) -> st.SearchStrategy[ast.File]:
+    """`use policy default`, then one scenario whose values mostly link to its 1-3 objects,
+    told, announced (half the events) and everything else: the walks of `about` and
+    `explain ... follow` (docs/language.md, "Links")."""
+    def linked(world: World) -> st.SearchStrategy[ast.Scenario]:
+        world = replace(world, links=True)
+        agent = st.sampled_from(world.agents)
+        fact = st.builds(ast.Fact, key=keys(world), value=values(world))
+        pairs = st.lists(agent, min_size=2, max_size=2, unique_by=_text)
+        return scenarios(world, max_events, events=st.one_of(
+            st.builds(ast.Announce, speaker=agent, fact=fact),
+            st.builds(lambda pair, fact: ast.Tell(speaker=pair[0], listener=pair[1], fact=fact),
+                      pairs, fact),
+            _events(world), _events(world)))
+    return worlds().flatmap(linked).map(lambda scenario: ast.File(
+        items=[ast.UsePolicy(target=ast.Name(text="default")), scenario]))
 
 
 # ---------------------------------------------------------------- policies

@@ -64,6 +64,32 @@ class GraphView:
                           {"holder": holder, "key": key, "value": value, "since": since})
         return [ToldPath(tuple(r["agents"]), tuple(r["steps"])) for r in rows]
 
+    def linked(self, chain: Chain, key: str, follow: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The facts on the walk from `key` through links (read_linked.cypher, a bounded
+        traversal in one read of the chain's graph), each with its path of subjects."""
+        graph = self.graphs.mind(chain[0]) if chain else self.graphs.world
+        rows = self._rows(graph, "read_linked.cypher", {
+            "chains": [list(chain)], "key": key, "subject": key.rpartition(".")[0] or key,
+            "follow": follow, "step": self.step})
+        return [(tuple(r["path"]), Held(tuple(r["chain"]), r["key"], r["value"], r["since"],
+                                        None, r["kind"], r["rule"], r["source"],
+                                        tuple(r["support"] or ()), r["authority"],
+                                        published=r["published"],
+                                        valid_from=r["valid_from"] or "")) for r in rows]
+
+    def near(self, chain: Chain, subject: str,
+             within: int) -> list[tuple[tuple[str, ...], Held]]:
+        """The facts within `within` links of `subject` (read_near.cypher, a bounded
+        traversal in one read of the chain's graph), each with its path, in walk order."""
+        graph = self.graphs.mind(chain[0]) if chain else self.graphs.world
+        rows = self._rows(graph, "read_near.cypher", {
+            "chains": [list(chain)], "subject": subject, "within": within, "step": self.step})
+        return [(tuple(r["path"]), Held(tuple(r["chain"]), r["key"], r["value"], r["since"],
+                                        None, r["kind"], r["rule"], r["source"],
+                                        tuple(r["support"] or ()), r["authority"],
+                                        published=r["published"],
+                                        valid_from=r["valid_from"] or "")) for r in rows]
+
     def found(self, terms: tuple[str, ...], minds: Sequence[str], truth: bool) -> list[Held]:
         """Versions matching `terms`, through each graph's full-text index
         (read_search.cypher; the indexes exist: tomc/runtime/search_index.py)."""

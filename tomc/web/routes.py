@@ -14,6 +14,7 @@ answer the `--json` fields `tomc memory ask --json` and the MCP tools give (tomc
     GET  /memories/{name}/ready            ?procedure=P[&chain=A]...
     GET  /memories/{name}/common_ground    ?first=A&second=B
     GET  /memories/{name}/explain          ?chain=A&key=K
+    GET  /memories/{name}/follow           ?key=K&chain=A&hops=N
     GET  /memories/{name}/context_for      ?agent=A&other=B
     GET  /memories/{name}/plan_announcements ?key=K&speaker=A
     POST /memories/{name}/ask              {"question": "Maya believes K"}
@@ -240,6 +241,11 @@ def router(held: Memories):
               chain: ForChain = None,
               within: Annotated[int, Query(ge=0, le=8)] = 2) -> JSONResponse:
         return ask(name, who, lambda s: s.about(subject, for_=chain, within=within))
+
+    @api.get("/follow", summary="The evidence walk from a key through its links")
+    def follow(name: str, who: Granted, key: Key, chain: ForChain = None,
+               hops: Annotated[int, Query(ge=0, le=8)] = 2) -> JSONResponse:
+        return ask(name, who, lambda s: s.follow(key, for_=chain, hops=hops))
 
     @api.get("/context_for", summary="The context block before one agent talks to another")
     def context_for(name: str, who: Granted, agent: Agent, other: Agent) -> JSONResponse:

@@ -214,7 +214,8 @@ class Compiler:
         says whether the truth takes the facts outright (True), by the table (False) or
         not at all (None). Each written chain takes the values, then the endings (a
         handoff may carry both); hearsay (a fact `about` X) goes only to the chains of
-        `models` that end with X, and the other values only to the other chains."""
+        `models` that end with X, and the other values and the endings only to the other
+        chains."""
         minds = [a for a in self.scenario.agents if a in plans]
         world.params["minds"] = minds
         truth_changes = Changes()
@@ -238,8 +239,8 @@ class Compiler:
                 for fact in values:
                     if fact["key"] in w.keys and fact.get("about") == about:
                         resolution.resolve(w.chain, fact, w.force, w.rule)
-            for w in writes:
-                for fact in ends:
+            for w in writes:  # an ending is the sender's own: never a model's hearsay
+                for fact in ends if w.chain not in models else ():
                     if fact["key"] in w.keys:
                         resolution.resolve(w.chain, fact, w.force, w.rule)
             for w in writes:  # a handoff's caveats, contested at the receiver

@@ -8,6 +8,7 @@ processes where a kill matters."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -79,6 +80,26 @@ def test_writes_go_through_the_applier_and_get_their_steps(appliers):
             s.apply("A tells Zed x.y = 1")
         assert bad.value.diagnostics[0].code == "E101"
         assert s.step == 3
+
+
+def test_a_malformed_request_is_dropped_and_the_applier_goes_on(appliers):
+    """docs/security.md: an agent's user may push any text on its memory's queue; the
+    applier drops what is not a request (no JSON, not an object, a field of the wrong type,
+    a reply list outside the memory's) without answering it, and serves the next."""
+    _fresh(appliers, "ap_junk")
+    queue, elsewhere = memory_key("ap_junk", "queue"), memory_key("ap_other", "queue")
+    signed = {"id": "1", "key": "k", "text": "A says x.y = 1", "after_step": None,
+              "create": None, "policy": None, "incarnation": None, "as": None, "mac": "x"}
+    junk = ["not json", "[1, 2]", json.dumps({**signed, "text": 5,
+                                               "reply": memory_key("ap_junk", "reply", "1")}),
+            json.dumps({**signed, "reply": elsewhere})]
+    appliers.redis.rpush(queue, *junk)
+    appliers.redis.rpush(appliers_key("wake"), "ap_junk")
+    with Session.attach("ap_junk", db=appliers) as s:
+        (event,) = s.apply("A says x.y = 2")
+        assert event.step == 2 and s.believes("B", "x.y").values == ["2"]
+    assert not appliers.redis.exists(elsewhere, memory_key("ap_junk", "processing"))
+    assert appliers.redis.llen(queue) == 0
 
 
 def test_a_claim_without_a_time_takes_the_time_it_is_applied_at(appliers):

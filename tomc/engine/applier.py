@@ -50,6 +50,9 @@ from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite, TomEr
 from tomc.runtime.submit import REPLY_TTL_S
 
 LEASE_S = 5
+# The fields of a request (tomc/runtime/submit.py): text ones always there, others or null.
+REQUIRED = ("id", "key", "text", "reply", "mac")
+OPTIONAL = ("create", "policy", "incarnation", "as")
 BATCH = 64
 # A group that keeps losing races to embedded writers (not through the applier).
 MAX_TRIES = 100
@@ -161,7 +164,33 @@ class Applier:
         for _ in range(BATCH - 1):
             pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
         raws = [first] + [x for x in pipe.execute() if x is not None]
-        return [Request(raw, json.loads(raw)) for raw in raws]
+        requests = []
+        for raw in raws:
+            try:
+                fields = json.loads(raw)
+            except ValueError:
+                fields = None
+            if self._well_formed(fields):
+                requests.append(Request(raw, fields))
+            else:  # dropped unanswered: its reply list cannot be trusted
+                r.lrem(self.processing, 1, raw)
+        return requests
+
+    def _well_formed(self, fields) -> bool:
+        """Whether a queued request has the shape `submit.submit` gives it, its reply list
+        among this memory's: an agent's user may push any text on the queue (docs/
+        security.md), and nothing of a malformed one is read further (a reply list named
+        by it could be any key)."""
+        if not isinstance(fields, dict) or any(
+                not isinstance(fields.get(name), str) for name in REQUIRED):
+            return False
+        if any(fields.get(name) is not None and not isinstance(fields[name], str)
+               for name in OPTIONAL):
+            return False
+        after = fields.get("after_step")
+        if after is not None and (isinstance(after, bool) or not isinstance(after, int)):
+            return False
+        return fields["reply"].startswith(memory_key(self.name, "reply") + ":")
 
     # ---------------------------------------------------------------- a batch
 

@@ -104,7 +104,10 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
         fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
     with database(db, data, json_output, interactive=True) as conn:
         own = as_agent is not None and _own_credential(conn)
-        if own and (conn.clustered or not submit.serving(conn.redis)):
+        if own and conn.clustered:
+            fail(f"{as_agent}'s own credential is for one server: on a cluster its user "
+                 "cannot read the slot map (docs/security.md)", EXIT_NO_DATABASE, json_output)
+        if own and not submit.serving(conn.redis):
             fail(f"{as_agent}'s own credential writes only through the memory's applier, and "
                  "no `tomc serve` runs on this server (docs/security.md)", EXIT_NO_DATABASE,
                  json_output)

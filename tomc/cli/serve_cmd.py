@@ -60,7 +60,8 @@ def serve(data: Optional[Path] = typer.Option(
             ("--query-timeout", query_timeout, QUERY_TIMEOUT_S),
             ("--query-memory", query_memory, QUERY_MEMORY_MB)) if value != default]
         if given:
-            fail(f"--db {db} serves appliers for a FalkorDB tomc does not start: "
+            from tomc.runtime.connection import shown_url
+            fail(f"--db {shown_url(db)} serves appliers for a FalkorDB tomc does not start: "
                  f"{', '.join(given)} configure a server it starts; drop them, or --db",
                  EXIT_BAD_INPUT)
         _serve_appliers_only(db)
@@ -126,6 +127,8 @@ def _serve_appliers_only(url: str) -> None:
                f"{shown_url(url)}; Ctrl-C or SIGTERM stops", err=True)
     try:
         (serve_cluster_appliers if database.clustered else serve_appliers)(database, stopped)
+    except (DatabaseUnavailable, redis.RedisError) as err:
+        fail(f"lost {shown_url(url)}: {err}", EXIT_NO_DATABASE)
     finally:
         database.close()
     typer.echo("tomc: stopped", err=True)

@@ -479,22 +479,32 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
         if r.exists(memory_key(stored.name, "queue"), memory_key(stored.name, "processing")):
             r.rpush(appliers_key("wake"), stored.name)
     while not stop.is_set():
-        r.set(appliers_key(), "1", ex=int(lease_s))
-        woken = r.blpop([appliers_key("wake")], 1)
+        try:
+            r.set(appliers_key(), "1", ex=int(lease_s))
+            woken = r.blpop([appliers_key("wake")], 1)
+        except redis.RedisError:  # the server restarting, a link lost: look again
+            stop.wait(1.0)
+            continue
         if woken is None:
             continue
         name = woken[1]
         thread = running.get(name)
         # An agent's user may push any name on the wake list: only a memory with requests
         # gets an applier (no thread per name it makes up).
-        if (thread is None or not thread.is_alive()) and \
-                r.exists(memory_key(name, "queue"), memory_key(name, "processing")):
+        try:
+            queued = r.exists(memory_key(name, "queue"), memory_key(name, "processing"))
+        except redis.RedisError:  # lost with the link: its writer withdraws the request
+            queued = 0                # after the grace period and writes it itself
+        if (thread is None or not thread.is_alive()) and queued:
             applier = Applier(db, name, lease_s)
             thread = threading.Thread(target=applier.run, args=(stop,), daemon=True,
                                       name=f"applier {name}")
             running[name] = thread
             thread.start()
-    r.delete(appliers_key())
+    try:
+        r.delete(appliers_key())
+    except redis.RedisError:
+        pass  # gone with the server: it lapses by itself
     for thread in running.values():
         thread.join(timeout=lease_s)
 

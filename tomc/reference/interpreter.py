@@ -433,16 +433,20 @@ class ReferenceInterpreter:
         else:
             outcome = "contest"
         if outcome == "corroborate":
-            for source in fact.sources():
-                if source not in held.support:
-                    held.support.append(source)
-                    held.support_since.append(event.step)
-                    held.support_authority.append(fact.authority)
-            if _dated(fact, held) and _outranks(fact, held, "contested"):
+            joined = [s for s in fact.sources() if s not in held.support]
+            for source in joined:
+                held.support.append(source)
+                held.support_since.append(event.step)
+                held.support_authority.append(fact.authority)
+            outranks = _dated(fact, held) and _outranks(fact, held, "contested")
+            if outranks:
                 # The version ranks by its best claim: arrival order must not decide
                 # whether a later rival finds it older (docs/semantics.md section 4).
                 held.published = fact.published
-            held.authority = max(held.authority, fact.authority)
+            if joined or outranks:
+                # A source already in the support adds nothing: under `trust learned` its
+                # later, higher standing does not raise what it was adopted with.
+                held.authority = max(held.authority, fact.authority)
         elif outcome == "ignore":
             pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
         elif outcome == "contest":

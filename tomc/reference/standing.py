@@ -2,7 +2,7 @@
 trust"), stated on its own: the FalkorDB engine has its ledger in
 tomc/compiler/standing.py, and the tests compare them.
 
-`Ledger.record(step, kind, key, value, source, ended, of)` takes each claim and retraction
+`Ledger.record(step, key, value, source, ended, of)` takes each claim and retraction
 of a cardinality-one key as it happens; `Ledger.standing(source, step)` is the source's
 standing (tomc/beliefs.py `Standing`) for an event at `step`. The ledger keeps, per key,
 the open dispute as a list of (source, value) pairs, a source appearing once with its

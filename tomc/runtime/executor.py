@@ -156,7 +156,11 @@ class Executor:
         directory learns the ids; returns {agent: (rows {id, agents, owns}, keys)} and, under None, the open
         versions' rows (read_open.cypher)."""
         agents = list(agents)
-        pipe = self.db.redis.pipeline(transaction=False)
+        # In one MULTI/EXEC: FalkorDB runs the reads on its main thread, one after another
+        # and between other writers' transactions, never beside a commit. Beside one, FalkorDB
+        # 4.16 crashed in a traversal of read_open.cypher (signal 11 in GraphBLAS's mxm) under
+        # eight writers catching up; and the graphs are read as of one revision.
+        pipe = self.db.redis.pipeline(transaction=True)
         for agent in agents:
             for template in ("read_perspectives.cypher", "read_mind_keys.cypher",
                              "read_open.cypher"):

@@ -46,7 +46,7 @@ def test_embedded_falkordb_is_started_when_no_server_is_named():
 def test_falkordb_url_is_used(db):
     result = pytest_run(str(SCENARIOS / "source_order.tom"), "-q", url=db.url)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 passed" in result.stdout
+    assert "9 passed" in result.stdout
 
 
 def test_failure_is_shown_at_the_tom_line(tmp_path):

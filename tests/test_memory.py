@@ -447,22 +447,28 @@ def test_a_writer_killed_mid_event_leaves_nothing_and_the_memory_goes_on(db, fre
         assert after.believes("Maya", "refund.status").values == ["rejected"]
 
 
-def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
+def _fail_each_events_last_statement(monkeypatch) -> None:
+    """Until `monkeypatch.undo()`, each compiled event's last statement (a mind graph's, run
+    after the world's) fails at run time in FalkorDB: a half-applied event to undo."""
     from tomc.compiler.lower import Compiler
+    compile_event = Compiler.event
+
+    def broken(self, event, *args, **kwargs):
+        plan = compile_event(self, event, *args, **kwargs)
+        last = plan.statements[-1]
+        plan.statements[-1] = type(last)(last.graph, last.template,
+                                         "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
+        return plan
+
+    monkeypatch.setattr(Compiler, "event", broken)
+
+
+def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
     from tomc.runtime.errors import DatabaseUnavailable
     name = fresh("failing")
     with Session.attach(name, db=db) as live:
         live.apply("\n".join(STORY))
-        compile_event = Compiler.event
-
-        def broken(self, event, *args, **kwargs):
-            plan = compile_event(self, event, *args, **kwargs)
-            last = plan.statements[-1]  # a mind graph's statement fails at run time
-            plan.statements[-1] = type(last)(last.graph, last.template,
-                                             "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
-            return plan
-
-        monkeypatch.setattr(Compiler, "event", broken)
+        _fail_each_events_last_statement(monkeypatch)  # it fails after the others applied
         with pytest.raises(DatabaseUnavailable, match="undone"):
             live.apply("Finance tells Maya refund.status = rejected")
         monkeypatch.undo()
@@ -481,7 +487,6 @@ def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
     """A claim that outranks the version it corroborates gives it its publication time
     (docs/semantics.md section 4, "Arrival order"); undo.cypher takes it back with the
     support, so a writer that attaches afterwards ranks the version as before."""
-    from tomc.compiler.lower import Compiler
     from tomc.runtime.errors import DatabaseUnavailable
     policy = tmp_path / "dated.tom"
     policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
@@ -489,16 +494,7 @@ def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
     name = fresh("undone_date")
     with Session.attach(name, db=db, policy=str(policy)) as live:
         live.apply("agents Ana\nclaim freeze.date = d17 from note at 2026-10-13 to Ana")
-        compile_event = Compiler.event
-
-        def broken(self, event, *args, **kwargs):
-            plan = compile_event(self, event, *args, **kwargs)
-            last = plan.statements[-1]  # Ana's statement fails once the truth's applied
-            plan.statements[-1] = type(last)(last.graph, last.template,
-                                             "RETURN 1 / 0 AS x, nothing(1)", {}, last.origin)
-            return plan
-
-        monkeypatch.setattr(Compiler, "event", broken)
+        _fail_each_events_last_statement(monkeypatch)  # it fails after the others applied
         with pytest.raises(DatabaseUnavailable, match="undone"):
             live.apply("claim freeze.date = d17 from bulletin at 2026-10-15 to Ana")
         monkeypatch.undo()

@@ -486,7 +486,8 @@ def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
         db, fresh, monkeypatch, tmp_path):
     """A claim that outranks the version it corroborates gives it its publication time
     (docs/semantics.md section 4, "Arrival order"); undo.cypher takes it back with the
-    support, so a writer that attaches afterwards ranks the version as before."""
+    support, so a writer that attaches afterwards ranks the version as before, and a read
+    as of an earlier step sees the publication time held then."""
     from tomc.runtime.errors import DatabaseUnavailable
     policy = tmp_path / "dated.tom"
     policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
@@ -494,15 +495,25 @@ def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
     name = fresh("undone_date")
     with Session.attach(name, db=db, policy=str(policy)) as live:
         live.apply("agents Ana\nclaim freeze.date = d17 from note at 2026-10-13 to Ana")
-        _fail_each_events_last_statement(monkeypatch)  # it fails after the others applied
-        with pytest.raises(DatabaseUnavailable, match="undone"):
-            live.apply("claim freeze.date = d17 from bulletin at 2026-10-15 to Ana")
-        monkeypatch.undo()
+        # Undone twice: the version's first publication time taken back (no list left),
+        # then its second (the first kept).
+        for outranking in ("", "claim freeze.date = d17 from chat at 2026-10-14 to Ana"):
+            if outranking:
+                live.apply(outranking)
+            _fail_each_events_last_statement(monkeypatch)  # after the others applied
+            with pytest.raises(DatabaseUnavailable, match="undone"):
+                live.apply("claim freeze.date = d17 from bulletin at 2026-10-16 to Ana")
+            monkeypatch.undo()
     with Session.attach(name, db=db) as after:
-        # Newer than the note's 10-13, older than the undone 10-15: it supersedes.
-        after.apply("claim freeze.date = d20 from chat at 2026-10-14 to Ana")
+        def published(step: int) -> list:
+            return [h.published for h in after.view(step).held([("Ana",)])]
+        assert published(1) == ["2026-10-13T00:00:00"]
+        assert published(2) == ["2026-10-14T00:00:00"]
+        # Newer than the chat's 10-14, older than the undone 10-16: it supersedes.
+        after.apply("claim freeze.date = d20 from note at 2026-10-15 to Ana")
         assert after.truth("freeze.date").values == ["d20"]
         assert after.believes("Ana", "freeze.date").values == ["d20"]
+        assert published(2) == ["2026-10-14T00:00:00"]
 
 
 def test_the_server_killed_and_restarted_keeps_every_acknowledged_event(tmp_path):

@@ -226,6 +226,42 @@ def test_engines_agree_on_provenance(db, file):
     assert provenance(run.view(steps), chains) == provenance(reference, chains)
 
 
+@given(FILES | HANDOFFS)
+def test_provenance_at_a_step_is_append_only_on_each_engine(db, file):
+    """Invariant 3 with provenance, on each engine's answers alone (both could share a
+    bug): what a view at step s says of every version (source, support, authority,
+    publication time, rivals, ending) does not change when later events are applied. A
+    corroboration that outranks a version later gives it a later publication time then,
+    not at s (docs/semantics.md section 4, "Arrival order")."""
+    _, scenario = checked(file)
+    cut = len(scenario.events) // 2
+    prefix = replace(scenario, name=scenario.name + "_prefix", events=scenario.events[:cut],
+                     queries=[])
+    chains = [(), *scenario.chains()]
+    full, early = run_scenario(scenario, "falkordb", db), run_scenario(prefix, "falkordb", db)
+    assert provenance(full.view(cut), chains) == provenance(early.view(cut), chains)
+    assert provenance(ReferenceView(run_reference(scenario), cut), chains) \
+        == provenance(ReferenceView(run_reference(prefix), cut), chains)
+
+
+def test_an_outranking_corroboration_dates_the_version_from_its_step_on(db):
+    """The example the property above found (both engines once overwrote the publication
+    time in place): read at the step before the later claim, the version keeps the date
+    it had then; after it, the later one; and the handoff between sent the earlier."""
+    text = ("policy p {\n  trust authority\n  source S authority 1\n}\n"
+            "scenario s {\n  agents A, B\n"
+            "  claim k.v = x from S at 2026-03-01 to A\n"
+            "  handoff A -> B write\n"
+            "  claim k.v = x from S at 2027-01-01 to A\n}\n")
+    (scenario,) = check_text(text, "outranked.tom").scenarios
+    for engine in ("falkordb", "reference"):
+        run = run_scenario(scenario, engine, db if engine == "falkordb" else None)
+        dates = {step: {(h.chain, h.published) for h in run.view(step).held([("A",), ("B",)])}
+                 for step in (2, 3)}
+        assert dates[2] == {(("A",), "2026-03-01T00:00:00"), (("B",), "2026-03-01T00:00:00")}, engine
+        assert dates[3] == {(("A",), "2027-01-01T00:00:00"), (("B",), "2026-03-01T00:00:00")}, engine
+
+
 @given(HANDOFFS)
 def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
     """On one engine's answers alone (both could share a bug): after `handoff S -> R

@@ -81,6 +81,9 @@ class Belief:
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
     ending: Optional[Ending] = None  # what closed it, when an ending did
+    # (step, publication time) from each claim that outranked it while held, the first
+    # entry its own (since, published): `published` is the latest.
+    published_since: list[tuple[int, Optional[str]]] = field(default_factory=list)
 
     def support_at(self, step: int) -> list[str]:
         """The sources that supported this belief by `step`."""
@@ -91,6 +94,12 @@ class Belief:
         by the sources that corroborated it by then."""
         return max([self.origin_authority] + [a for a, since in zip(
             self.support_authority, self.support_since) if since <= step])
+
+    def published_at(self, step: int) -> Optional[str]:
+        """The publication time this belief ranked by at `step` (docs/semantics.md
+        section 4: a claim that outranks it gives it its own from then on)."""
+        return next((published for since, published in reversed(self.published_since)
+                     if since <= step), self.published)
 
 
 @dataclass
@@ -442,6 +451,9 @@ class ReferenceInterpreter:
             if outranks:
                 # The version ranks by its best claim: arrival order must not decide
                 # whether a later rival finds it older (docs/semantics.md section 4).
+                if not held.published_since:
+                    held.published_since.append((held.since, held.published))
+                held.published_since.append((event.step, fact.published))
                 held.published = fact.published
             if joined or outranks:
                 # A source already in the support adds nothing: under `trust learned` its

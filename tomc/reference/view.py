@@ -161,5 +161,5 @@ class ReferenceView:
         return Held(chain, b.key, b.value, b.since, b.until if b.until is not None and
                     b.until <= self.step else None, b.kind, b.rule, b.source,
                     tuple(b.support_at(self.step)), b.authority_at(self.step), tuple(rivals),
-                    b.published, b.valid_from,
+                    b.published_at(self.step), b.valid_from,
                     b.ending if b.until is not None and b.until <= self.step else None)

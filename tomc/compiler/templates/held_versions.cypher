@@ -1,6 +1,7 @@
 {#- The versions of chains $chains as of $step (filtered by `when`), each read from the
     chain's owner of its key, with provenance and the rivals recorded by then: the rows of
     tomc/analysis/view.py's Held. -#}
+{%- from "published.cypher" import published_at %}
 MATCH (c:P) WHERE c.agents IN $chains
 {% include "owner.cypher" %}
 UNWIND line AS a
@@ -14,7 +15,8 @@ WHERE owner = a
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step THEN b.until END AS until,
-       b.kind AS kind, b.rule AS rule, b.source AS source, b.published AS published,
+       b.kind AS kind, b.rule AS rule, b.source AS source,
+       {{ published_at("b") }} AS published,
        b.valid_from AS valid_from,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step AND b.ended_authority IS NOT NULL
             THEN {source: b.ended_source, authority: b.ended_authority,

@@ -15,6 +15,7 @@ WITH c, a, b, [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] AS owner
 WHERE owner = a
 WITH c, collect(b) AS facts
 {%- from "after.cypher" import after %}
+{%- from "published.cypher" import published_at %}
 {#- `about(f, s)`: fact f is about subject s (its key's part before the last dot, or the
     whole key when it has none). Hop 1 follows the links of $key only. -#}
 {% macro about(s) -%}
@@ -34,7 +35,8 @@ UNWIND paths AS path
 UNWIND [f IN facts WHERE CASE WHEN size(path) = 1 THEN f.key = $key
                               ELSE {{ about("last(path)") }} END] AS b
 RETURN c.agents AS chain, path, b.key AS key, b.value AS value, b.since AS since,
-       b.kind AS kind, b.rule AS rule, b.source AS source, b.published AS published,
+       b.kind AS kind, b.rule AS rule, b.source AS source,
+       {{ published_at("b") }} AS published,
        b.valid_from AS valid_from,
        [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
         | b.support[i]] AS support,

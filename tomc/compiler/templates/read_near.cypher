@@ -17,6 +17,7 @@ WHERE owner = a
 WITH c, b ORDER BY b.key, b.value
 WITH c, collect(b) AS facts
 {%- from "after.cypher" import after %}
+{%- from "published.cypher" import published_at %}
 {# Each fact's subject: its key before the last dot (the whole key when there is none, or
     when that dot comes first). Every `substring` is given a start and a length within its
     text, for every text (after.cypher: docs/falkordb.md checks 12.1 and 12.2). -#}
@@ -39,7 +40,8 @@ UNWIND range(0, size(seen) - 1) AS rank
 UNWIND [i IN range(0, size(facts) - 1) WHERE subjects[i] = last(seen[rank])] AS i
 WITH c, rank, seen[rank] AS path, facts[i] AS b
 RETURN c.agents AS chain, path, b.key AS key, b.value AS value, b.since AS since,
-       b.kind AS kind, b.rule AS rule, b.source AS source, b.published AS published,
+       b.kind AS kind, b.rule AS rule, b.source AS source,
+       {{ published_at("b") }} AS published,
        b.valid_from AS valid_from,
        [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
         | b.support[i]] AS support,

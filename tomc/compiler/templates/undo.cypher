@@ -12,8 +12,14 @@ CALL {
   DELETE closed
 }
 CALL {
-  MATCH (b:V) WHERE b.published_step = $step
-  SET b.published = b.published_was, b.published_was = null, b.published_step = null
+  MATCH (b:V) WHERE $step IN b.published_since
+  WITH b, [i IN range(0, size(b.published_since) - 1) WHERE b.published_since[i] <> $step]
+          AS kept
+  {#- `published` first: it reads the list before the list is set. A version left with its
+      own entry alone keeps no list (write.cypher). #}
+  SET b.published = b.published_all[last(kept)],
+      b.published_since = CASE WHEN size(kept) > 1 THEN [i IN kept | b.published_since[i]] END,
+      b.published_all = CASE WHEN size(kept) > 1 THEN [i IN kept | b.published_all[i]] END
 }
 CALL { MATCH ()-[link:HELD]->() WHERE link.made = $step DELETE link }
 CALL { MATCH ()-[link:CONTESTS]->() WHERE link.made = $step DELETE link }

@@ -32,10 +32,14 @@ SET grown.support = grown.support + s.sources,
     grown.support_since = grown.support_since + [x IN s.sources | $step],
     grown.support_authority = grown.support_authority + [x IN s.sources | s.authority],
     grown.authority = s.top
-{#- A claim that outranks the version gives it its publication time (the one before kept
-    for undo.cypher): a version ranks by its best claim (semantics.md section 4). #}
+{#- A claim that outranks the version gives it its publication time: a version ranks by
+    its best claim (semantics.md section 4). Each time is kept with the step it came
+    (`published_since`, `published_all`, the first entry the version's own), so a read as
+    of a step sees the one held then (held_versions.cypher) and undo.cypher takes it back.
+    No list is kept for a version never outranked: most are not. #}
 FOREACH (_ IN CASE WHEN s.published IS NULL THEN [] ELSE [1] END |
-  SET grown.published_was = grown.published, grown.published_step = $step,
+  SET grown.published_since = coalesce(grown.published_since, [grown.since]) + [$step],
+      grown.published_all = coalesce(grown.published_all, [grown.published]) + [s.published],
       grown.published = s.published)
 WITH count(*) AS supported
 {% endif -%}

@@ -209,6 +209,38 @@ def test_a_reader_sees_a_request_whole_or_not_at_all(server, served, request):
     assert max(seen) == base + 60
 
 
+def test_a_session_reading_meanwhile_sees_each_request_whole(appliers):
+    """The graphs' side of the test above: a session reading the history while writers'
+    requests of two events commit in groups never holds one event of a request without the
+    other. A read sent alone ran on a FalkorDB worker thread, between two statements of a
+    group's transaction (docs/falkordb.md check 6.20); tomc's reads run inside MULTI/EXEC."""
+    _fresh(appliers, "ap_read_whole")
+    torn: list[str] = []
+    stop = threading.Event()
+
+    def write(w: int) -> None:
+        with Session.attach("ap_read_whole", db=appliers) as s:
+            for n in range(25):
+                s.apply(f"A says w{w}.n{n} = 1\nB says w{w}.n{n} = 2")
+
+    def read() -> None:
+        with Session.attach("ap_read_whole", db=appliers) as s:
+            while not stop.is_set():
+                keys = Counter(e.text.split()[2] for e in s.history()[3:])
+                torn.extend(k for k, c in keys.items() if c != 2)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    reader.join()
+    assert not torn
+
+
 @pytest.mark.parametrize("served", [True, False], ids=["applier", "embedded"])
 def test_a_session_of_a_dropped_memory_never_writes_into_the_new_one(server, served, request):
     if served:

@@ -108,6 +108,8 @@ class Database:
         self._home: Optional[tuple["Database", str]] = None
         self._lost = False
         self._login: Optional[tuple[str, str]] = None  # an ACL user's (as_user)
+        # Reads inside MULTI/EXEC (`read`); not an agent's user (`as_user`).
+        self.reads_together = True
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -115,10 +117,17 @@ class Database:
 
     def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
-        user restricted to reads can run it)."""
-        _log_statement("GRAPH.RO_QUERY", graph, cypher, params)
-        with self.redirected(graph):
-            return records(self.graph(graph).ro_query(cypher, params))
+        user restricted to reads can run it), sent inside MULTI/EXEC: FalkorDB runs a
+        query sent alone on a worker thread, which can run between two statements of
+        another client's MULTI/EXEC and see half of it (docs/falkordb.md check 6.20);
+        inside MULTI/EXEC it runs on the main thread, between transactions. An agent's
+        user reads alone (`as_user`)."""
+        command = query_command(graph, cypher, params, read_only=True)
+        with self.redirected(graph):  # first: on a cluster, the master serving it now
+            pipe = self.redis.pipeline(transaction=self.reads_together)
+            pipe.execute_command(*command)
+            (reply,) = pipe.execute()
+        return records(falkordb.QueryResult(self.graph(graph), reply))
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""
@@ -279,6 +288,10 @@ class Database:
         A cluster shard's user follows a failover as the shard does (`current`)."""
         user = open_database(_logged_in(self.redis, username, password),
                              f"{self.url} as {username}", check_graphs=False)
+        # Its reads run alone, on FalkorDB's worker threads: a query inside MULTI/EXEC
+        # runs on the main thread, and an agent's runaway query must not hold the server
+        # (docs/security.md); so it may see half of a transaction (docs/storage.md).
+        user.reads_together = False
         if self._home is not None:
             user._home, user._login = self._home, (username, password)
         return user

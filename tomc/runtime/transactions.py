@@ -179,11 +179,23 @@ class Writer:
         return self._after_turn()
 
     def read_current(self, commands: list[tuple]) -> tuple[int, list]:
-        """(the current revision, read under a fresh WATCH; the replies of read-only
-        `commands`), in one round trip: a read that also says whether it is up to date."""
+        """(the revision the replies of read-only `commands` were read at; the replies),
+        in one round trip: a read that also says whether it is up to date. The revision
+        and the reads run together inside MULTI/EXEC (a query sent alone can see half of
+        another client's transaction: `Database.read`); after it, the revision is read
+        again under a fresh WATCH (EXEC ends a WATCH), for the next `begin`."""
         looks = self._looks()
-        replies = self.read([("UNWATCH",), self.watch, *looks, *commands])
-        return self._seen(replies[2:2 + len(looks)]), replies[2 + len(looks):]
+        replies = self._send([("UNWATCH",), ("MULTI",), *looks, *commands, ("EXEC",),
+                              self.watch, *looks])
+        together = replies[2 + len(looks) + len(commands)]
+        if isinstance(together, Exception):  # EXECABORT: a command refused before running
+            raise DatabaseUnavailable(f"FalkorDB refused a read: {together}")
+        for reply in together:
+            if isinstance(reply, Exception):
+                raise DatabaseUnavailable(f"FalkorDB failed a read: {reply}")
+        revision = self._seen(together[:len(looks)])  # the state read (incarnation checked)
+        self._seen(replies[-len(looks):])  # what the fresh WATCH saw, for the next `begin`
+        return revision, list(together[len(looks):])
 
     def forget(self) -> None:
         """Drop the WATCH: the next `begin` reads the revision afresh."""

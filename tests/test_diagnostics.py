@@ -156,3 +156,23 @@ def test_a_scenario_procedure_cannot_take_its_policys_name():
     body = "  procedure deploy {\n    requires j\n  }"
     (diagnostic,) = check_text(policy + S.format(body=body), "p.tom").diagnostics
     assert diagnostic.code == "E110" and "procedure `deploy`" in diagnostic.message
+
+
+def test_a_walk_through_links_is_bounded_in_the_language_and_the_api():
+    """`follow N` and `within N` above MAX_HOPS are refused before anything is read: each
+    walk is one graph read that builds its levels whole (a huge N would hold the server)."""
+    from tomc.api import Session, TomError
+    body = '  Sally enters room\n  Sally says a.b = "@c"\n'
+    for ask, word in (("ask explain Sally a.b follow 9", "follow 9"),
+                      ("ask about c within 1000000000", "within 1000000000")):
+        text = S.format(body=body + "  " + ask)
+        (diagnostic,) = check_text(text, "bad.tom").diagnostics
+        assert diagnostic.code == "E130" and f"`{word}` is outside 0..8" in diagnostic.message
+    with Session.open(name="walk_bound", engine="reference") as session:
+        session.apply("agents A\nrooms r\nA enters r\nA says a.b = \"@c\"")
+        assert session.follow("a.b", hops=8).to_json()
+        for call in (lambda: session.follow("a.b", hops=10 ** 9),
+                     lambda: session.about("c", within=-1)):
+            with pytest.raises(TomError) as refused:
+                call()
+            assert refused.value.diagnostics[0].code == "E130"

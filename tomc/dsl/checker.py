@@ -20,7 +20,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
 from tomc.dsl.parser import parse, parse_statements, read_source
 from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
                                perspective_count, procedure_model, resolve)
-from tomc.dsl.program import (DEFAULT_HOPS, MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
+from tomc.dsl.program import (DEFAULT_HOPS, MAX_HOPS, MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
                               Observation, PolicyModel, Presence, Procedure, QueryModel, Quiet,
                               ReadyQuery, ScenarioModel)
 
@@ -784,16 +784,26 @@ class _ScenarioChecker:
             case ast.WhoKnowsBest(text=text):
                 return {"analysis": "who_knows_best", "search": text}
             case ast.About(subject=subject, within=within):
+                if within is not None:
+                    self._hops("within", within, analysis)
                 return {"analysis": "about", "chain": self._chain(analysis),
                         "search": subject.text,
                         "depth": DEFAULT_HOPS if within is None else within}
             case ast.OpenTasks():
                 return {"analysis": "open_tasks", "chain": self._chain(analysis)}
             case ast.ExplainFollow(key=key, follow=links):
+                self._hops("follow", links, analysis)
                 self.asked.append((key.text, key.span))
                 return {"analysis": "explain_follow", "chain": self._chain(analysis),
                         "key": key.text, "depth": links}
         raise TypeError(f"not an analysis: {analysis!r}")
+
+    def _hops(self, word: str, hops: int, node: ast.Node) -> None:
+        """A walk's `within N` / `follow N`: 0 to MAX_HOPS links (docs/language.md,
+        "Links")."""
+        if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS:
+            self.error("E130", f"`{word} {hops}` is outside 0..{MAX_HOPS}, the links a walk "
+                       "may follow", node.span, f"use {word} 0 to {MAX_HOPS}")
 
     def _depth(self, depth: int, node: ast.Node) -> None:
         if not 1 <= depth <= self.policy.depth:

@@ -99,8 +99,11 @@ class PolicyModel:
         return self.cardinality.get(key, "one") == "many"
 
 
-# How many links `about SUBJECT` follows when `within N` is left out.
+# How many links `about SUBJECT` follows when `within N` is left out, and at most (`within
+# N`, `follow N`): each read builds its walk's levels whole (read_linked.cypher,
+# read_near.cypher), so N is bounded before anything reaches FalkorDB.
 DEFAULT_HOPS = 2
+MAX_HOPS = 8
 
 # How a contested ending is shown among a belief's rivals (`contested by`): an ending has
 # no value of its own (the reference and tomc/compiler/resolve.py record it).

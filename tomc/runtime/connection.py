@@ -31,6 +31,7 @@ import falkordb
 import redis
 from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
+from redis.exceptions import NoPermissionError
 from redis.retry import Retry
 
 from tomc.runtime.cluster import Topology
@@ -108,7 +109,7 @@ class Database:
         self._home: Optional[tuple["Database", str]] = None
         self._lost = False
         self._login: Optional[tuple[str, str]] = None  # an ACL user's (as_user)
-        # Reads inside MULTI/EXEC (`read`); not an agent's user (`as_user`).
+        # Reads inside MULTI/EXEC (`reads`); not an agent's user (`as_user`).
         self.reads_together = True
 
     def graph(self, name: str) -> falkordb.Graph:
@@ -124,10 +125,29 @@ class Database:
         user reads alone (`as_user`)."""
         command = query_command(graph, cypher, params, read_only=True)
         with self.redirected(graph):  # first: on a cluster, the master serving it now
-            pipe = self.redis.pipeline(transaction=self.reads_together)
-            pipe.execute_command(*command)
-            (reply,) = pipe.execute()
+            (reply,) = self.reads([command])
+            if isinstance(reply, Exception):
+                raise reply
         return records(falkordb.QueryResult(self.graph(graph), reply))
+
+    def reads(self, commands: list[tuple]) -> list:
+        """The replies of read-only `commands` (error replies among them), in one round
+        trip, inside MULTI/EXEC (`read` says why); a user that may not run MULTI (an
+        agent's: `as_user`, or a URL logged in as one) reads alone from then on."""
+        if self.reads_together:
+            try:
+                return self._pipelined(commands, together=True)
+            except redis.ResponseError as err:  # NOPERM on MULTI, or EXECABORT for it
+                if "NOPERM" not in str(err) and not isinstance(err, NoPermissionError):
+                    raise
+                self.reads_together = False
+        return self._pipelined(commands, together=False)
+
+    def _pipelined(self, commands: list[tuple], together: bool) -> list:
+        pipe = self.redis.pipeline(transaction=together)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute(raise_on_error=False)
 
     def write(self, graph: str, cypher: str, params: dict) -> list[dict]:
         """A query's rows, each a dict by column name."""

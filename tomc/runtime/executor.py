@@ -119,10 +119,9 @@ class Executor:
                                           f"{str(reply).splitlines()[0]}", statement.origin)
         return replies
 
-    def _pipelined(self, commands: list[tuple], together: bool = False) -> list:
-        """The replies of `commands` sent in one round trip, error replies among them;
-        `together`: inside MULTI/EXEC (reads: `Database.read` says why)."""
-        pipe = self.db.redis.pipeline(transaction=together)
+    def _pipelined(self, commands: list[tuple]) -> list:
+        """The replies of `commands` sent in one round trip, error replies among them."""
+        pipe = self.db.redis.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)
         try:
@@ -144,8 +143,11 @@ class Executor:
     def read_all(self, commands: list[tuple], origins: list[tuple[int, str]]) -> list[list]:
         """The raw replies of read-only `commands`, pipelined in one round trip; a failed one
         raises DatabaseUnavailable at its origin (the .tom line it answers). They run
-        together, between other clients' transactions (`Database.read`)."""
-        replies = self._pipelined(commands, together=self.db.reads_together)
+        together, between other clients' transactions (`Database.reads`)."""
+        try:
+            replies = self.db.reads(commands)
+        except (redis.ConnectionError, redis.TimeoutError) as err:
+            raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         for reply, origin in zip(replies, origins):
             if isinstance(reply, Exception):
                 raise DatabaseUnavailable(f"FalkorDB failed: {str(reply).splitlines()[0]}",

@@ -24,7 +24,7 @@ from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
-from tomc.engine.applier import LEASE_S
+from tomc.engine.applier import LEASE_S, RESCAN_S
 from tomc.runtime import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
@@ -214,6 +214,26 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
                 (event,) = live.apply("Finance sets late.status = yes")
                 assert event.step == live.step and _rpushes(shards[name].redis) > pushed
                 assert live.truth(f"order{n}.status").values == ["shipped"]
+        # A memory made while it serves gets an applier at a next listing (every RESCAN_S);
+        # a dropped one's applier stops there: its lease, renewed each second while it
+        # runs, lapses and is not taken again.
+        with Session.attach("served_late", db=cdb) as live:
+            live.apply("\n".join(STORY))  # commits itself: no applier yet
+        late = cdb.shard(memory.memory_key("served_late"))
+        deadline = time.monotonic() + 120
+        while not submit.serving(late.redis, "served_late"):
+            assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
+            time.sleep(0.2)
+        memory.drop(cdb, "served_late")
+        lease = memory.memory_key("served_late", "applier")
+        gone = None
+        while gone is None or time.monotonic() - gone < 2 * RESCAN_S + LEASE_S:
+            assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
+            if late.redis.exists(lease):
+                gone = None
+            elif gone is None:
+                gone = time.monotonic()
+            time.sleep(0.2)
     finally:
         serve.send_signal(signal.SIGTERM)
         assert serve.wait(timeout=60) == 0

@@ -269,7 +269,8 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
     held it with, written `SOURCE via S` (S itself for what S observed); and every rival S
     recorded against it (not private) is contested against what R holds, via S; a value R
     adopted from the handoff keeps S's publication time and valid_from (docs/semantics.md
-    section 3); the same rivals go when R already holds the value (sent alone, as caveats);
+    section 3); the rivals S > R's version lacks go when R already holds the value (sent
+    alone, as caveats);
     and a value S knows ended, which R held, is closed at R or contested by
     "(ended)" (a tie under `ties first` drops it)."""
     _, scenario = checked(file)
@@ -287,6 +288,7 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
             continue
         held = {(h.key, h.value): h for h in run.view(event.step).held([(receiver,)])}
         before = run.view(event.step - 1).held([(sender,)])
+        model = run.view(event.step - 1).held([(sender, receiver)])
         for sent in handed_over(run.view(event.step - 1), sender, receiver, event.authority):
             mine = held.get((sent.key, sent.value))
             if sent.ended:
@@ -303,8 +305,11 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
                 if mine.since == event.step and mine.source == sent.support[0]:
                     assert (mine.published, mine.valid_from) == (
                         own.published, own.valid_from), (event.text, mine, own)
+            # A caveat (a value S > R holds) carries the rivals S > R's version lacks.
+            had = {r.value for h in model if (h.key, h.value) == (sent.key, sent.value)
+                   for r in h.rivals} if sent.known else set()
             current = [h for (key, _), h in held.items() if key == sent.key]
-            for rival in (r for r in own.rivals if r.kind != "tell"):
+            for rival in (r for r in own.rivals if r.kind != "tell" and r.value not in had):
                 for h in current:
                     if h.value != rival.value:
                         assert (rival.value, f"{rival.source} via {sender}"

@@ -193,9 +193,12 @@ def test_a_reader_sees_a_request_whole_or_not_at_all(server, served, request):
     def poll() -> None:
         reader = server.redis.connection_pool.get_connection("GET")
         try:
-            while not stop.is_set():
+            while True:  # one more look after the writer is done: the final revision
+                done = stop.is_set()
                 reader.send_command("GET", revision)
                 seen.add(int(reader.read_response()))
+                if done:
+                    break
         finally:
             server.redis.connection_pool.release(reader)
 

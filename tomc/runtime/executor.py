@@ -160,24 +160,24 @@ class Executor:
         directory learns the ids; returns {agent: (rows {id, agents, owns}, keys)} and, under None, the open
         versions' rows (read_open.cypher)."""
         agents = list(agents)
-        # In one MULTI/EXEC: FalkorDB runs the reads on its main thread, one after another
-        # and between other writers' transactions, never beside a commit. Beside one, FalkorDB
-        # 4.16 crashed in a traversal of read_open.cypher (signal 11 in GraphBLAS's mxm) under
-        # eight writers catching up; and the graphs are read as of one revision.
-        pipe = self.db.redis.pipeline(transaction=True)
-        for agent in agents:
-            for template in ("read_perspectives.cypher", "read_mind_keys.cypher",
-                             "read_open.cypher"):
-                pipe.execute_command(*query_command(graphs.mind(agent), render(template), {},
-                                                    read_only=True))
-        for template in ("read_perspectives.cypher", "read_open.cypher"):
-            pipe.execute_command(*query_command(graphs.world, render(template), {},
-                                                read_only=True))
+        # Together (`Database.reads`): FalkorDB runs them on its main thread, one after
+        # another and between other writers' transactions, never beside a commit. Beside
+        # one, FalkorDB 4.16 crashed in a traversal of read_open.cypher (signal 11 in
+        # GraphBLAS's mxm) under eight writers catching up; and the graphs are read as of
+        # one revision.
+        commands = [query_command(graphs.mind(agent), render(template), {}, read_only=True)
+                    for agent in agents
+                    for template in ("read_perspectives.cypher", "read_mind_keys.cypher",
+                                     "read_open.cypher")]
+        commands += [query_command(graphs.world, render(template), {}, read_only=True)
+                     for template in ("read_perspectives.cypher", "read_open.cypher")]
         try:
-            replies = pipe.execute()
+            replies = self.db.reads(commands)
         except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as err:
-            raise DatabaseUnavailable(f"FalkorDB failed read_perspectives.cypher: {err}") \
-                from None
+            replies = [err]
+        failed = next((r for r in replies if isinstance(r, Exception)), None)
+        if failed is not None:
+            raise DatabaseUnavailable(f"FalkorDB failed read_perspectives.cypher: {failed}")
         self.directory.learn(graphs.world, reply_rows(replies[-2]))  # the truth
         out: dict = {None: reply_rows(replies[-1])}
         for i, agent in enumerate(agents):

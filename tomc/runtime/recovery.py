@@ -69,15 +69,13 @@ def half_applied(db: Database, graphs: GraphNames) -> Optional[tuple[int, int]]:
     Only the latest event can be: writers commit one event at a time, each after the last
     one is whole. It is half-applied when a mind graph the world's Event lists lacks it, or
     when a mind graph holds the step after the world's (the world statement failed)."""
-    pipe = db.redis.pipeline(transaction=True)
-    pipe.get(graphs.revision_key)
-    pipe.execute_command(*query_command(graphs.world, render("read_last_event.cypher"), {},
-                                        read_only=True))
-    for agent in graphs.agents:
-        pipe.execute_command(*query_command(graphs.mind(agent), render("read_mind_steps.cypher"),
-                                            {}, read_only=True))
+    commands = [("GET", graphs.revision_key),
+                query_command(graphs.world, render("read_last_event.cypher"), {},
+                              read_only=True),
+                *(query_command(graphs.mind(agent), render("read_mind_steps.cypher"), {},
+                                read_only=True) for agent in graphs.agents)]
     try:
-        replies = pipe.execute(raise_on_error=False)
+        replies = db.reads(commands)
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"could not read {graphs.world}: {err}") from None
     if isinstance(replies[1], Exception):

@@ -136,14 +136,16 @@ class Database:
         agent's: `as_user`, or a URL logged in as one) reads alone from then on."""
         if self.reads_together:
             try:
-                return self._pipelined(commands, together=True)
+                return self.pipelined(commands, together=True)
             except redis.ResponseError as err:  # NOPERM on MULTI, or EXECABORT for it
                 if "NOPERM" not in str(err) and not isinstance(err, NoPermissionError):
                     raise
                 self.reads_together = False
-        return self._pipelined(commands, together=False)
+        return self.pipelined(commands, together=False)
 
-    def _pipelined(self, commands: list[tuple], together: bool) -> list:
+    def pipelined(self, commands: list[tuple], together: bool) -> list:
+        """The replies of `commands` (error replies among them), sent in one round trip;
+        `together`: inside MULTI/EXEC."""
         pipe = self.redis.pipeline(transaction=together)
         for command in commands:
             pipe.execute_command(*command)

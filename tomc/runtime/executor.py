@@ -121,11 +121,8 @@ class Executor:
 
     def _pipelined(self, commands: list[tuple]) -> list:
         """The replies of `commands` sent in one round trip, error replies among them."""
-        pipe = self.db.redis.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
         try:
-            return pipe.execute(raise_on_error=False)
+            return self.db.pipelined(commands, together=False)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
 

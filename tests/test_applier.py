@@ -222,6 +222,7 @@ def test_a_session_reading_meanwhile_sees_each_request_whole(appliers):
     group's transaction (docs/falkordb.md check 6.20); tomc's reads run inside MULTI/EXEC."""
     _fresh(appliers, "ap_read_whole")
     torn: list[str] = []
+    reads: list[int] = []  # the events each read saw: a reader that died saw nothing
     stop = threading.Event()
 
     def write(w: int) -> None:
@@ -232,7 +233,9 @@ def test_a_session_reading_meanwhile_sees_each_request_whole(appliers):
     def read() -> None:
         with Session.attach("ap_read_whole", db=appliers) as s:
             while not stop.is_set():
-                keys = Counter(e.text.split()[2] for e in s.history()[3:])
+                history = s.history()[3:]
+                reads.append(len(history))
+                keys = Counter(e.text.split()[2] for e in history)
                 torn.extend(k for k, c in keys.items() if c != 2)
 
     reader = threading.Thread(target=read)
@@ -244,6 +247,7 @@ def test_a_session_reading_meanwhile_sees_each_request_whole(appliers):
         t.join()
     stop.set()
     reader.join()
+    assert any(0 < n < 200 for n in reads)  # it read while the writers wrote
     assert not torn
 
 

@@ -68,6 +68,17 @@ def test_an_agents_runaway_query_is_cut_off(bounded, query, error):
     with pytest.raises(redis.ResponseError, match="cannot exceed the TIMEOUT_MAX"):
         maya.redis.execute_command("GRAPH.RO_QUERY", mind, query, "TIMEOUT", 3_600_000)
     assert maya.read(mind, "RETURN 1 AS one", {}) == [{"one": 1}]  # the user goes on
+    assert not maya.reads_together  # refused MULTI: its reads run alone (docs/storage.md)
+
+
+def test_a_read_inside_multi_exec_is_bounded_too(bounded):
+    """tomc's own reads run inside MULTI/EXEC, on FalkorDB's main thread (docs/falkordb.md
+    check 6.20): the same bound cuts a runaway one off there (docs/security.md)."""
+    admin, _, mind, _ = bounded
+    assert admin.reads_together
+    with pytest.raises(redis.ResponseError, match="timed out"):
+        admin.read(mind, CROSS, {})
+    assert admin.read(mind, "RETURN 1 AS one", {}) == [{"one": 1}]
 
 
 @pytest.mark.slow

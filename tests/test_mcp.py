@@ -37,7 +37,7 @@ from tomc.engine import memory
 from tomc.engine.applier import serve_appliers
 from tomc.engine.keys import appliers_key, memory_key
 from tomc.mcp.sdk import SDK_V2
-from tomc.runtime import tokens
+from tomc.runtime import submit, tokens
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -596,6 +596,8 @@ def test_tool_calls_are_answered_at_once(db):
         async with connected(db, "mcp_calls") as client:
             await call(client, "believes", chain="Maya", key="refund.status")  # attached
             db.redis.set(appliers_key(), "1", ex=60)  # writes go to an applier not yet there
+            # ... once the session's last look (no applier) is too old to trust
+            await anyio.sleep(submit.LOOKED_S + 0.1)
             stop = threading.Event()
             appliers = threading.Thread(target=serve_appliers, args=(db, stop, 2))
             try:

@@ -311,7 +311,8 @@ class _ScenarioChecker:
     def __init__(self, scenario: ast.Scenario, policy: PolicyModel, path: str, source: str):
         self.scenario = scenario
         self.policy = policy
-        self.path = path
+        self.path = path  # of the diagnostics (a live checker's statements: their own)
+        self.origin = path  # the scenario's, which its model names
         self.lines = source.split("\n")  # as the parser counts lines
         self.diagnostics: list[Diagnostic] = []
         self.suppressed = 0
@@ -390,12 +391,12 @@ class _ScenarioChecker:
         """The scenario checked so far (a whole file's, with its questions), or as of a live
         checker's `state` with `queries` (lists of its own)."""
         if state is None:
-            return ScenarioModel(name=self.scenario.name.text, path=self.path,
+            return ScenarioModel(name=self.scenario.name.text, path=self.origin,
                                  policy=self.policy, agents=self.agents, rooms=self.rooms,
                                  events=self.events, queries=self.queries, line=self._start,
                                  procedures=self.procedures)
-        return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
-                             agents=list(state.agents), rooms=list(state.rooms),
+        return ScenarioModel(name=self.scenario.name.text, path=self.origin,
+                             policy=self.policy, agents=list(state.agents), rooms=list(state.rooms),
                              events=list(state.events), queries=list(queries),
                              line=self._start,
                              procedures=dict(state.procedures))

@@ -232,6 +232,12 @@ class LiveChecker:
             raise DiagnosticError(checker.diagnostics)
         return events, queries
 
+    def take(self, events: list[AnyEvent]) -> None:
+        """Hold `events` as they are, unchecked: checked once by the writer that committed
+        them, and seen here only in part (an agent's view of a memory:
+        tomc/engine/agent_live.py), so they could not be checked again."""
+        self._checker.events.extend(events)
+
     def mark(self) -> "Mark":
         """The state so far, to `reset` to (a live session whose write lost a race to
         another writer takes back what it checked, then checks it again)."""

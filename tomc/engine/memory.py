@@ -36,6 +36,7 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
+from tomc.engine import agent_view
 from tomc.engine.keys import PREFIX, memory_key, memory_tag  # noqa: F401 (re-exported)
 from tomc.runtime import acl, tokens
 from tomc.runtime.acl import users_key
@@ -97,6 +98,8 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
             pipe.multi()
             pipe.execute_command(*query_command(graphs.world, world.cypher, world.params))
             pipe.set(graphs.revision_key, 0)
+            for command in agent_view.header(graphs, header):
+                pipe.execute_command(*command)
             pipe.set(memory_key(scenario.name, "incarnation"), uuid.uuid4().hex)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:

@@ -184,3 +184,62 @@ def test_the_credentials_session_speaks_as_itself_through_the_applier(served, tm
             own.apply("agents Eve")
     with Session.attach(NAME, db=db) as s:
         assert s.history()[-1].text == event.text
+
+
+def test_a_memory_made_before_the_views_gets_them_from_the_credentials_issue(served, tmp_path):
+    """A memory whose views are missing (made by an older tomc: its keys deleted here) is
+    refused to the credential until `tomc token credential` fills them in."""
+    db, _ = served
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=url, as_agent="Maya") as before:
+        history = [e.text for e in before.history()]
+        beliefs = before.beliefs("Maya")
+    views = [memory_key(NAME, "public"), memory_key(NAME, "seen", "Maya"),
+             memory_key(NAME, "seen", "Billing")]
+    db.redis.delete(*views)
+    with pytest.raises(AccessDenied, match="no view"):
+        Session.attach(NAME, db=url, as_agent="Maya")
+    credential(db, tmp_path)  # the administrator issues it again: the views are filled in
+    with Session.attach(NAME, db=url, as_agent="Maya") as after:
+        assert [e.text for e in after.history()] == history
+        assert after.beliefs("Maya") == beliefs
+
+
+def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served, tmp_path):
+    """`tomc mcp --agent Maya --db CREDENTIAL` (stdio), its environment holding no secret
+    and the folder's admin secret unreadable: driven by the official MCP SDK's client."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    db, folder = served
+    url = credential(db, tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
+                                      "--db", url],
+        env=bare_env(tmp_path), cwd=str(REPO))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            said = await client.call_tool("say", {"key": "mcp.topic", "value": "refunds"})
+            mine = await client.call_tool("my_beliefs", {})
+            theirs = await client.call_tool("what_do_i_think", {"key": "mcp.topic",
+                                                                "chain": ["Billing"]})
+            return [r.model_dump(by_alias=True, mode="json") for r in (said, mine, theirs)]
+
+    (folder / "admin.secret").chmod(0)
+    try:
+        said, mine, theirs = anyio.run(scenario)
+    finally:
+        (folder / "admin.secret").chmod(0o600)
+    assert not said["isError"], said
+    assert not mine["isError"] and mine["structuredContent"]["agent"] == "Maya", mine
+    assert theirs["isError"]  # another mind
+    with Session.attach(NAME, db=db) as s:
+        assert s.history()[-1].text == 'Maya says mcp.topic = "refunds"'
+        assert s.history()[-1].witnesses == ("Maya",)  # Billing left the room
+    with Session.attach(NAME, db=db, as_agent="Maya") as admin:
+        assert mine["structuredContent"]["step"] == admin.step
+        assert len(mine["structuredContent"]["beliefs"]) == len(admin.beliefs("Maya"))

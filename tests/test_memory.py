@@ -475,6 +475,11 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
         graphs = live._live.engine.graphs
         from tomc.runtime import recovery
         assert recovery.half_applied(db, graphs) is None
+        # nor in the agents' views (tomc/engine/agent_view.py): undone in the same MULTI
+        from tomc.engine.keys import memory_key
+        assert db.redis.hkeys(memory_key(name, "seen", "Maya")) == ["1", "2", "3", "4"] or \
+            "5" not in db.redis.hkeys(memory_key(name, "seen", "Maya"))
+        assert db.redis.hget(memory_key(name, "public"), "step") == "4"
     with Session.attach(name, db=db) as after:
         assert after.step == 4  # the failed event is not in the history
         assert after.believes("Maya", "refund.status").values == ["approved"]

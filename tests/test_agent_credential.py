@@ -243,3 +243,6 @@ def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served,
     with Session.attach(NAME, db=db, as_agent="Maya") as admin:
         assert mine["structuredContent"]["step"] == admin.step
         assert len(mine["structuredContent"]["beliefs"]) == len(admin.beliefs("Maya"))
+    http = tomc("mcp", "--memory", NAME, "--agent", "Maya", "--db", url, "--http", "1",
+                env=bare_env(tmp_path))  # bearer tokens need tomc:tokens: refused, clearly
+    assert http.returncode == 4 and "stdio only" in http.stderr, http.stderr

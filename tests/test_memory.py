@@ -631,6 +631,10 @@ def test_names_cannot_widen_an_agents_key_pattern(db, fresh):
         graphs = memory.memory_graphs(name, ["M*", "Mallory"])
         with pytest.raises(redis.exceptions.NoPermissionError):
             star._reader.db.read(graphs.mind("Mallory"), "MATCH (n) RETURN count(n) AS c", {})
+        # nor its view's: its own seen hash, never Mallory's (tomc/engine/agent_view.py)
+        assert star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "M*")) == {}
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "Mallory"))
 
 
 # ---------------------------------------------------------------- the CLI

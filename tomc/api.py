@@ -212,7 +212,10 @@ class Session:
 
         `as_agent`: answer only from that agent's mind, through its read-only FalkorDB
         user (tomc/runtime/acl.py); writes and questions about other minds raise
-        AccessDenied. Raises TomError (bad name or policy, a policy other than the
+        AccessDenied. `db` may be the agent's own credential (`tomc token credential`):
+        the session is then built from the agent's view of the world
+        (tomc/engine/agent_live.py), and its `tell`/`says` as the agent go through the
+        memory's applier. Raises TomError (bad name or policy, a policy other than the
         memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
         label = name_text(name)
         stack = ExitStack()

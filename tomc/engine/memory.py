@@ -5,7 +5,9 @@ A memory `NAME` is stored as the graphs `tomem:{NAME}:world` and `tomem:{NAME}:m
 the plain key `tomem:{NAME}:world:rev` (its revision: every committed event or declaration
 increments it; tomc/runtime/transactions.py) and, for its agents' private users, the hash
 `tomem:{NAME}:world:users` (tomc/runtime/acl.py); its simulations' forks are
-`tomem:{NAME}:fork:...` (tomc/runtime/forks.py). Every key is named by `memory_key`: the
+`tomem:{NAME}:fork:...` (tomc/runtime/forks.py); what its agents may read of its world, the
+hashes `tomem:{NAME}:public` and `tomem:{NAME}:seen:AGENT` (tomc/engine/agent_view.py),
+written in every commit's own transaction. Every key is named by `memory_key`: the
 braces are a Redis Cluster hash tag, so all keys of one memory hash to one slot and live on
 one shard, and its MULTI/EXEC, WATCH and GRAPH.COPY stay single-slot (docs/deployment.md).
 A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`. Its other keys (its

@@ -34,8 +34,7 @@ def sources(scenario) -> list[str]:
 
 @pytest.mark.parametrize("scenario", scenarios(), ids=lambda s: s.name)
 def test_both_engines_give_the_same_standings_and_explanations(db, scenario):
-    reference = ReferenceEngine(scenario)
-    reference.apply(list(scenario.events))
+    reference = ReferenceEngine.build(None, scenario)
     engine = FalkorEngine.build(db, scenario)
     try:
         for step in range(len(scenario.events) + 1):
@@ -57,8 +56,7 @@ def test_both_engines_give_the_same_standings_and_explanations(db, scenario):
 
 def test_a_settlement_shows_in_explain(db):
     scenario = next(s for s in scenarios() if s.name == "settled_by_a_claim")
-    reference = ReferenceEngine(scenario)
-    reference.apply(list(scenario.events))
+    reference = ReferenceEngine.build(None, scenario)
     view = reference.view(len(scenario.events))
     assert view.standing("wiki").text() == "wiki standing 3 (authority 2, +1 confirmed at step 3)"
     assert view.standing("blog").text() == (
@@ -109,8 +107,7 @@ def test_a_simulation_learns_from_the_events_it_imagines(db):
     scenario = next(s for s in scenarios() if s.name == "settled_by_a_claim")
     said = dataclasses.replace(scenario, events=scenario.events[:2], queries=[])
     imagined = scenario.events[2:]
-    reference = ReferenceEngine(said)
-    reference.apply(list(said.events))
+    reference = ReferenceEngine.build(None, said)
     engine = FalkorEngine.build(db, said)
     try:
         found = []

@@ -195,8 +195,7 @@ def test_both_engines_reproduce_the_resolution_table(db, trust, ties):
     result = check_text(text, "table.tom")
     assert result.ok, "\n".join(d.render(text) for d in result.diagnostics)
     (scenario,) = result.scenarios
-    reference = ReferenceEngine(scenario)
-    reference.apply(list(scenario.events))
+    reference = ReferenceEngine.build(None, scenario)
     engine = FalkorEngine.build(db, scenario)
     try:
         step = len(scenario.events)

@@ -248,7 +248,8 @@ class Session:
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
             shard = database.shard(memory.memory_key(label))  # the memory's one shard
-            live = attached(shard, stored)
+            live = attached(shard, stored,
+                            submit.serving_key(label if shard.clustered else None))
             stack.enter_context(closing(live.engine))
             reader = EngineReader(live)
             if as_agent is not None:
@@ -375,8 +376,10 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db  # on a cluster, the memory's shard
-            with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
-                served = submit.serving(db.redis, self.memory if db.clustered else None)
+            served = self._live.engine.served(submit.LOOKED_S)  # seen with the last commit
+            if served is None:
+                with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
+                    served = submit.serving(db.redis, self.memory if db.clustered else None)
             if served:
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)

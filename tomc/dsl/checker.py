@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
-from typing import Optional
+from types import MappingProxyType
+from typing import Mapping, Optional
 
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
@@ -151,9 +152,49 @@ def parse_time(text: str) -> Optional[str]:
     return moment.isoformat(timespec="seconds")
 
 
+@dataclass(frozen=True)
+class CheckState:
+    """A live scenario's state after the statements checked so far (`LiveChecker.check`
+    makes the next one from it; none is ever changed): the agents and rooms declared, who
+    is where, the events in step order, the procedures, and the clock (the time the next
+    event takes)."""
+
+    agents: tuple[str, ...]
+    rooms: tuple[str, ...]
+    where: Mapping[str, Optional[str]]
+    events: tuple[AnyEvent, ...]
+    procedures: Mapping[str, Procedure]
+    clock: Optional[str] = None
+
+    def with_event(self, index: int, event: AnyEvent) -> "CheckState":
+        """This state with the event at `index` replaced (given its line in a memory)."""
+        events = list(self.events)
+        events[index] = event
+        return replace(self, events=tuple(events))
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What checking statements after a state gave: the next `state`, the new `events`
+    (which the state holds too), the new `queries` (which it does not keep: a live session
+    answers them once), the keys the questions `asked` (with their spans) and the
+    `warnings` (W180)."""
+
+    state: CheckState
+    events: list[AnyEvent]
+    queries: list[QueryModel]
+    asked: list[tuple[str, Optional[ast.Span]]]
+    warnings: list[Diagnostic]
+
+
 class LiveChecker:
     """One scenario, checked so far, that takes further statements one text at a time: what
-    a live session (tomc/api.py) checks each `apply` and `ask` against.
+    a live session (tomc/engine/live.py, tomc/api.py) checks each `apply` and `ask` against.
+
+    `check` is a function from one `CheckState` to the next; `state` is the one reached,
+    which `add` moves on and `reset` puts back. `scenario` is a model of `state` of its
+    own: nothing the checker does later changes it, and an engine is told of each change
+    (tomc/engine/base.py), never handed the checker's lists.
 
     Built from .tom source holding the scenario (and its policy); raises DiagnosticError
     when the source has errors, ValueError when it does not hold exactly one scenario named
@@ -173,22 +214,60 @@ class LiveChecker:
                     if isinstance(item, ast.Scenario) and item.name.text == found[0].name)
         self._checker = _ScenarioChecker(tree, found[0].policy, path, source)
         self._checker.check()
-        self.scenario = self._checker.model()
+        self.state = self._checker.state()
+        self._queries = tuple(self._checker.queries)  # the source's own, kept in `scenario`
         self.warnings: list[Diagnostic] = []  # of the last `add` (W180)
         self._asked: list[tuple[str, Optional[ast.Span]]] = []
         self._path = path
+        self._model: tuple[Optional[CheckState], Optional[ScenarioModel]] = (None, None)
+
+    @property
+    def scenario(self) -> ScenarioModel:
+        """The scenario as of `state`: a model of its own (made once per state)."""
+        state, model = self._model
+        if state is not self.state:
+            model = self._checker.model(self.state, self._queries)
+            self._model = (self.state, model)
+        return model
 
     def warnings_for(self, agent: str) -> list[Diagnostic]:
         """The last `add`'s warnings as `agent` may see them: judged and hinted from the
         events it witnessed only."""
-        seen = [e for e in self._checker.events if agent in e.witnesses]
+        seen = [e for e in self.state.events if agent in e.witnesses]
         return [replace(d, path=self._path) for d in self._checker.unwritten(self._asked, seen)]
 
     @property
     def clock(self) -> Optional[str]:
         """The time the next event takes (canonical: tomc.dsl.checker.parse_time), None
         before any time is stated."""
-        return self._checker.clock
+        return self.state.clock
+
+    def check(self, state: CheckState, statements: list, accept: tuple[type, ...],
+              source: Optional[str] = None, path: str = "<apply>",
+              canonical: bool = False) -> Checked:
+        """Check `statements` (AST nodes, parsed from `source` or built in code) after
+        `state`; returns the next state and what it added. With `canonical`, each event's
+        text is the statement in canonical form (`tomc fmt`), not as written: what a memory
+        keeps, to replay.
+
+        Raises DiagnosticError (spans within `source`); ValueError, before checking
+        anything, when a statement is not of the `accept` types. Warnings (W180: a question
+        about a key no event has written so far) do not stop them."""
+        refused = [type(stmt).__name__ for stmt in statements if not isinstance(stmt, accept)]
+        if refused or not statements:
+            raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
+                             f"{', '.join(refused) or 'nothing'}")
+        checker = self._checker  # a scratch of this checker's own, loaded with `state`
+        checker.load(state)
+        checker.lines = None if canonical else (source or "").split("\n")
+        checker.path = path
+        for stmt in statements:
+            checker.statement(stmt)
+        if checker.diagnostics:
+            raise DiagnosticError(checker.diagnostics)
+        after = checker.state()
+        return Checked(after, list(after.events[len(state.events):]), list(checker.queries),
+                       list(checker.asked), checker.unwritten(checker.asked))
 
     def add_text(self, text: str, accept: tuple[type, ...],
                  path: str = "<apply>") -> tuple[list[AnyEvent], list]:
@@ -198,76 +277,35 @@ class LiveChecker:
 
     def add(self, statements: list, accept: tuple[type, ...], source: Optional[str] = None,
             path: str = "<apply>", canonical: bool = False) -> tuple[list[AnyEvent], list]:
-        """Check `statements` (AST nodes, parsed from `source` or built in code) after those
-        checked so far; returns the new events (which the scenario now holds too) and the
-        new queries (which it does not keep: a live session answers them once). With
-        `canonical`, each event's text is the statement in canonical form (`tomc fmt`), not
-        as written: what a memory keeps, to replay.
-
-        Raises DiagnosticError (spans within `source`), and then keeps nothing of them;
-        ValueError, before checking anything, when a statement is not of the `accept` types.
-        Warnings (W180: a question about a key no event has written so far) do not stop
-        them: they are left in `warnings` until the next call.
-        """
-        checker = self._checker
-        refused = [type(stmt).__name__ for stmt in statements if not isinstance(stmt, accept)]
-        if refused or not statements:
-            raise ValueError(f"expected {' or '.join(t.__name__ for t in accept)}, got "
-                             f"{', '.join(refused) or 'nothing'}")
-        before = self.mark()
-        queries_before, asked_before = len(checker.queries), len(checker.asked)
-        saved = (checker.lines, checker.path)
-        checker.lines = None if canonical else (source or "").split("\n")
-        checker.path, checker.diagnostics = path, []
-        for stmt in statements:
-            checker.statement(stmt)
-        events, queries = checker.events[before.events:], checker.queries[queries_before:]
-        del checker.queries[queries_before:]
-        self._asked, self._path = checker.asked[asked_before:], path
-        self.warnings = checker.unwritten(self._asked)
-        del checker.asked[asked_before:]
-        checker.lines, checker.path = saved
-        if checker.diagnostics:
-            self.reset(before)
-            raise DiagnosticError(checker.diagnostics)
-        return events, queries
+        """`check` after `state`, and move `state` on; returns the new events and queries,
+        and leaves the warnings in `warnings` until the next call. Raises as `check`, and
+        then keeps nothing of them."""
+        checked = self.check(self.state, statements, accept, source, path, canonical)
+        self.state = checked.state
+        self._asked, self._path, self.warnings = checked.asked, path, checked.warnings
+        return checked.events, checked.queries
 
     def take(self, events: list[AnyEvent]) -> None:
         """Hold `events` as they are, unchecked: checked once by the writer that committed
         them, and seen here only in part (an agent's view of a memory:
         tomc/engine/agent_live.py), so they could not be checked again."""
-        self._checker.events.extend(events)
+        self.state = replace(self.state, events=(*self.state.events, *events))
 
-    def mark(self) -> "Mark":
+    def mark(self) -> CheckState:
         """The state so far, to `reset` to (a live session whose write lost a race to
         another writer takes back what it checked, then checks it again)."""
-        c = self._checker
-        return Mark(list(c.agents), list(c.rooms), dict(c.where), len(c.events),
-                    dict(c.procedures), c.clock)
+        return self.state
 
-    def reset(self, mark: "Mark") -> None:
+    def reset(self, mark: CheckState) -> None:
         """Forget everything checked after `mark`."""
-        c = self._checker
-        c.agents[:], c.rooms[:] = mark.agents, mark.rooms
-        c.where.clear()
-        c.where.update(mark.where)
-        del c.events[mark.events:]
-        c.procedures.clear()
-        c.procedures.update(mark.procedures)
-        c.clock = mark.clock
+        self.state = mark
 
-
-@dataclass(frozen=True)
-class Mark:
-    """A live checker's state at one point: agents, rooms, presence, number of events,
-    procedures, the clock."""
-
-    agents: list[str]
-    rooms: list[str]
-    where: dict[str, Optional[str]]
-    events: int
-    procedures: dict[str, Procedure]
-    clock: Optional[str] = None
+    def number(self, index: int, line: int) -> AnyEvent:
+        """Give event `index` of the state its `line` (a memory's: tomc/engine/live.py);
+        returns it."""
+        event = replace(self.state.events[index], line=line)
+        self.state = self.state.with_event(index, event)
+        return event
 
 
 def _line(node: ast.Node) -> int:
@@ -353,14 +391,38 @@ class _ScenarioChecker:
     def _clock(self, stmt: ast.Clock) -> None:
         self._advance(stmt.time, stmt)
 
-    def model(self) -> ScenarioModel:
-        """The scenario checked so far; its lists are the checker's own, so it grows with
-        each statement a live session adds."""
+    def model(self, state: Optional["CheckState"] = None,
+              queries: tuple[QueryModel, ...] = ()) -> ScenarioModel:
+        """The scenario checked so far (a whole file's, with its questions), or as of a live
+        checker's `state` with `queries` (lists of its own)."""
+        if state is None:
+            return ScenarioModel(name=self.scenario.name.text, path=self.path,
+                                 policy=self.policy, agents=self.agents, rooms=self.rooms,
+                                 events=self.events, queries=self.queries, line=self._start,
+                                 procedures=self.procedures)
         return ScenarioModel(name=self.scenario.name.text, path=self.path, policy=self.policy,
-                             agents=self.agents, rooms=self.rooms, events=self.events,
-                             queries=self.queries,
-                             line=self.scenario.span.line if self.scenario.span else 1,
-                             procedures=self.procedures)
+                             agents=list(state.agents), rooms=list(state.rooms),
+                             events=list(state.events), queries=list(queries),
+                             line=self._start,
+                             procedures=dict(state.procedures))
+
+    @property
+    def _start(self) -> int:
+        return self.scenario.span.line if self.scenario.span else 1
+
+    def state(self) -> "CheckState":
+        """What a live checker keeps of this checker's state (tomc/dsl/checker.py)."""
+        return CheckState(tuple(self.agents), tuple(self.rooms),
+                          MappingProxyType(dict(self.where)), tuple(self.events),
+                          MappingProxyType(dict(self.procedures)), self.clock)
+
+    def load(self, state: "CheckState") -> None:
+        """Take `state` as the state so far, with no diagnostics, questions or spans."""
+        self.agents, self.rooms = list(state.agents), list(state.rooms)
+        self.where, self.events = dict(state.where), list(state.events)
+        self.procedures, self.clock = dict(state.procedures), state.clock
+        self.diagnostics, self.queries, self.asked = [], [], []
+        self.suppressed, self.modifier_span = 0, None
 
     # declarations
     def _declare(self, names: list[ast.Name], into: list[str], what: str) -> None:
@@ -440,7 +502,7 @@ class _ScenarioChecker:
 
     def pending(self) -> list[AnyEvent]:
         """The peeks and distractions since the last other event: they modify the next one
-        (read from the events, so a live checker's mark and reset keep them too)."""
+        (read from the events, so a live checker's states keep them too)."""
         found = []
         for event in reversed(self.events):
             if event.kind not in MODIFIERS:

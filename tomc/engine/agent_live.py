@@ -67,6 +67,10 @@ class ViewedEngine:
             chain = chain[:-1]
         return self._ids[chain]
 
+    def served(self, within_s: float) -> Optional[bool]:
+        """No look at the appliers comes with its reads: the session asks (None)."""
+        return None
+
     def close(self) -> None:
         """Nothing of its own to release (the session's stack closes `db`)."""
 

@@ -1,10 +1,11 @@
 """The engine protocol: what every engine does with one scenario.
 
-The checker (tomc/dsl/checker.py) decides what is valid and appends events and agents to
-the scenario; an engine then makes them happen and answers questions:
+The checker (tomc/dsl/checker.py) decides what is valid; an engine keeps a scenario model
+of its own (`scenario`), is told each change the checker took, makes it happen and answers
+questions:
 
-- `declare(agents, rooms, text)`: agents and rooms the scenario has just gained;
-- `apply(events)`: events the scenario has just gained, in step order;
+- `declare(agents, rooms, text)`: agents and rooms the scenario gains;
+- `apply(events)`: events the scenario gains, in step order;
 - `answer(query)`: an `expect` / `ask` about a belief, as of its step (`answer_all`: many
   at once; `answer_if_current`: the same, or None when other writers have committed since);
 - `ready(query)`: an `ask` / `expect ready`, as of its step (`ready_if_current`: the same,
@@ -54,8 +55,9 @@ class Engine(Protocol):
         """(the revision reached, the statements other writers committed after `revision`,
         each as (revision, .tom text))."""
 
-    def follow(self, agents: list[str], rooms: list[str]) -> None:
-        """Take in agents and rooms another writer declared (already in the graphs)."""
+    def follow(self, agents: list[str], rooms: list[str], events: Sequence[AnyEvent]) -> None:
+        """Take in agents, rooms and events another writer committed (already in the
+        graphs): the scenario gains them, nothing is written."""
 
     def load(self) -> None:
         """Take in now what `reload` left to load when next needed."""
@@ -73,13 +75,13 @@ class Engine(Protocol):
 
     def declare(self, agents: list[str], rooms: list[str], text: str,
                 extra: Sequence[tuple] = ()) -> None:
-        """Make room for agents and rooms the scenario has just gained (`text`: the
-        declaration as written, kept for replay; `extra`: commands of a shared store
-        committed with it, e.g. its idempotency record)."""
+        """Make room for agents and rooms the scenario gains (`text`: the declaration as
+        written, kept for replay; `extra`: commands of a shared store committed with it,
+        e.g. its idempotency record)."""
 
     def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
-        """Make `events` happen (the scenario's newest, in step order; `extra` as for
-        `declare`, with the last event)."""
+        """Make `events` happen (the next ones of the scenario, in step order; `extra` as
+        for `declare`, with the last event)."""
 
     def answer(self, query: QueryModel) -> Answer:
         """The answer to an expect or ask about a belief, as of its step."""

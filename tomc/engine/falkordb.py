@@ -60,14 +60,20 @@ class FalkorEngine:
     def __init__(self, db: Database, scenario: ScenarioModel, graphs: GraphNames,
                  compiler: Optional[Compiler] = None, revision: int = 0):
         self.db = db
-        self.scenario = scenario
+        # Lists of its own: the engine is told of each change (tomc/engine/base.py).
+        self.scenario = dataclasses.replace(scenario, agents=list(scenario.agents),
+                                            rooms=list(scenario.rooms),
+                                            events=list(scenario.events))
         self.graphs = graphs
-        self.compiler = compiler or Compiler(scenario)
+        self.compiler = compiler or Compiler(self.scenario)
         self.executor = Executor(db, Directory())
         self.revision = revision
         self.writer: Optional[Writer] = None
         # A memory's (incarnation key, id): the writer refuses a memory created again.
         self.incarnation: Optional[tuple[str, Optional[str]]] = None
+        # A session's memory: the key that says appliers serve it, looked at with each
+        # commit (`served`).
+        self.serving: Optional[str] = None
         self._step = len(scenario.events)
         # The compiler's state is not the graphs' (caught up, or a failed group): reload it
         # before compiling (`_loaded`).
@@ -177,8 +183,18 @@ class FalkorEngine:
     def attach_writer(self) -> Writer:
         """The connection this engine commits on (made on first use)."""
         if self.writer is None:
-            self.writer = Writer(self.db, self.graphs.revision_key, self.incarnation)
+            self.writer = Writer(self.db, self.graphs.revision_key, self.incarnation,
+                                 self.serving)
         return self.writer
+
+    def served(self, within_s: float) -> Optional[bool]:
+        """Whether appliers served the memory at this engine's last look (a commit, a
+        catch-up, a read of the current state), if it was within the last `within_s`
+        seconds; None when there was none."""
+        look = self.writer.served if self.writer is not None else None
+        if look is None or time.monotonic() - look[0] > within_s:
+            return None
+        return look[1]
 
     def take_turn(self) -> None:
         """Ask for the memory's turn: the next commit goes before other writers'
@@ -200,11 +216,30 @@ class FalkorEngine:
     def _commit_event(self, event: AnyEvent, extra: Sequence[tuple]) -> None:
         writer = self.attach_writer()
         self._current(writer)
-        bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
-        plan = self.compiler.event(event, bindings, self.revision + 1)
-        self._commit(writer, plan.statements, [plan], extra, [event])
+        with self._gaining([event]):
+            bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
+            plan = self.compiler.event(event, bindings, self.revision + 1)
+            self._commit(writer, plan.statements, [plan], extra, [event])
         self.compiler.accept(plan)
         self._step = event.step
+
+    @contextmanager
+    def _gaining(self, events: Sequence[AnyEvent], agents: Sequence[str] = (),
+                 rooms: Sequence[str] = ()):
+        """The scenario gains `events`, `agents` and `rooms` for the block (the compiler
+        plans with them), and keeps them only if it ends without an error."""
+        lengths = (len(self.scenario.events), len(self.scenario.agents),
+                   len(self.scenario.rooms))
+        self.scenario.events.extend(events)
+        self.scenario.agents.extend(agents)
+        self.scenario.rooms.extend(rooms)
+        try:
+            yield
+        except BaseException:
+            del self.scenario.events[lengths[0]:]
+            del self.scenario.agents[lengths[1]:]
+            del self.scenario.rooms[lengths[2]:]
+            raise
 
     @staticmethod
     def groupable(event: AnyEvent, policy) -> bool:
@@ -222,16 +257,17 @@ class FalkorEngine:
         self._current(writer)
         self._stale = True  # until committed, the compiler is ahead of the graphs
         statements, plans = [], []
-        for i, change in enumerate(changes):
-            rev = self.revision + 1 + i
-            if isinstance(change, str):  # a clock line: no agents, no rooms
-                statements += self.compiler.declare([], [], rev, change, (0, change))
-                continue
-            plan = self.compiler.event(change, None, rev)
-            self.compiler.accept(plan)
-            plans.append(plan)
-            statements += plan.statements
-        self._commit(writer, statements, plans, extra, list(changes))
+        with self._gaining([c for c in changes if not isinstance(c, str)]):
+            for i, change in enumerate(changes):
+                rev = self.revision + 1 + i
+                if isinstance(change, str):  # a clock line: no agents, no rooms
+                    statements += self.compiler.declare([], [], rev, change, (0, change))
+                    continue
+                plan = self.compiler.event(change, None, rev)
+                self.compiler.accept(plan)
+                plans.append(plan)
+                statements += plan.statements
+            self._commit(writer, statements, plans, extra, list(changes))
         self._stale = False
         self._step = max([p.step for p in plans], default=self._step)
 
@@ -246,9 +282,10 @@ class FalkorEngine:
         before = (self.graphs, copy.deepcopy(self.compiler.perspectives))
         self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
         try:
-            statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
-                                               (line, text))
-            self._commit(writer, statements, [], extra, [text])
+            with self._gaining((), agents, rooms):
+                statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
+                                                   (line, text))
+                self._commit(writer, statements, [], extra, [text])
         except BaseException:
             self.graphs, self.compiler.perspectives = before
             raise
@@ -439,9 +476,13 @@ class FalkorEngine:
         changes = sorted((r["rev"], r["text"]) for r in rows)
         return max([watched, revision] + [rev for rev, _ in changes]), changes
 
-    def follow(self, agents: list[str], rooms: list[str]) -> None:
-        """Another writer declared `agents` (and rooms): their mind graphs exist."""
+    def follow(self, agents: list[str], rooms: list[str], events: Sequence[AnyEvent]) -> None:
+        """Another writer committed `agents` (their mind graphs exist), `rooms` and
+        `events`: the scenario gains them (`reload` then loads the compiler's state)."""
         self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
+        self.scenario.agents.extend(agents)
+        self.scenario.rooms.extend(rooms)
+        self.scenario.events.extend(events)
 
     def reload(self, revision: int) -> None:
         """After `changes_since` was replayed up to `revision`: that revision, and the

@@ -9,11 +9,14 @@ nothing was written. The live scenario then takes back what it had checked, catc
 (replays what the other writers committed, in order, through its checker), and checks and
 commits its statements again; a write that said which step it follows (`after_step`)
 raises StaleWrite instead.
+
+The checker's states never change (`CheckState`): taking back what was checked is keeping
+the state before it. The engine keeps a scenario model of its own and is told each change
+(`declare`, `apply`, `apply_together`, `follow`): it never shares the checker's lists.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Optional, Sequence
 
 from tomc.dsl import ast
@@ -64,7 +67,7 @@ class LiveScenario:
 
     @property
     def step(self) -> int:
-        return len(self.scenario.events)
+        return len(self.checker.state.events)
 
     def apply(self, statements: Sequence, path: str = "<apply>",
               after_step: Optional[int] = None,
@@ -200,7 +203,8 @@ class LiveScenario:
                     self.catch_up()
                     raise
                 lost = 0  # the commit ended the turn it used
-                return self.scenario.events[len(self.scenario.events) - len(events):]
+                held = self.checker.state.events
+                return list(held[len(held) - len(events):])
         finally:
             if lost >= TURN_AFTER:
                 self.engine.end_turn()  # refused or failed while holding it
@@ -211,17 +215,15 @@ class LiveScenario:
         (tomc/engine/applier.py). Raises Behind, DatabaseUnavailable: the caller resets the
         checker and catches up."""
         count = sum(not isinstance(s, DECLARATIONS) for s in statements)
-        events = iter(range(len(self.scenario.events) - count, len(self.scenario.events)))
+        total = len(self.checker.state.events)
+        events = iter(range(total - count, total))
         changes, revision = [], self.engine.revision
         for statement in statements:
             revision += 1
             if isinstance(statement, DECLARATIONS):
                 changes.append(format_statement(statement))
                 continue
-            index = next(events)
-            event = replace(self.scenario.events[index], line=self.line_base + revision)
-            self.scenario.events[index] = event
-            changes.append(event)
+            changes.append(self.checker.number(next(events), self.line_base + revision))
         self.engine.apply_together(changes, extra)
 
     def _check(self, statements: list, path: str) -> None:
@@ -233,14 +235,16 @@ class LiveScenario:
             self.checker.reset(mark)
 
     def _commit(self, statement, path: str, record: Record) -> list[AnyEvent]:
-        scenario = self.scenario
-        agents, rooms = len(scenario.agents), len(scenario.rooms)
-        events, _ = self.checker.add([statement], CHANGES, path=path, canonical=True)
+        before = self.checker.state
+        self.checker.add([statement], CHANGES, path=path, canonical=True)
+        after = self.checker.state
         if isinstance(statement, DECLARATIONS):
-            self.engine.declare(scenario.agents[agents:], scenario.rooms[rooms:],
+            self.engine.declare(list(after.agents[len(before.agents):]),
+                                list(after.rooms[len(before.rooms):]),
                                 format_statement(statement), extra=record(0))
             return []
-        numbered = self._number(events[0], self.engine.revision + 1)
+        numbered = self.checker.number(len(after.events) - 1,
+                                       self.line_base + self.engine.revision + 1)
         self.engine.apply([numbered], record(numbered.step))
         return [numbered]
 
@@ -249,16 +253,11 @@ class LiveScenario:
         the engine's state from the graphs."""
         reached, changes = self.engine.changes_since(self.engine.revision)
         for revision, text in changes:
-            scenario = self.scenario
-            agents, rooms = len(scenario.agents), len(scenario.rooms)
-            events, _ = self.checker.add_text(text, CHANGES, path="<memory>")
-            for event in events:
-                self._number(event, revision)
-            self.engine.follow(scenario.agents[agents:], scenario.rooms[rooms:])
+            before = self.checker.state
+            self.checker.add_text(text, CHANGES, path="<memory>")
+            after = self.checker.state
+            events = [self.checker.number(i, self.line_base + revision)
+                      for i in range(len(before.events), len(after.events))]
+            self.engine.follow(list(after.agents[len(before.agents):]),
+                               list(after.rooms[len(before.rooms):]), events)
         self.engine.reload(reached)
-
-    def _number(self, event: AnyEvent, revision: int) -> AnyEvent:
-        """Give the scenario's newest event its line: `line_base` + its revision."""
-        numbered = replace(event, line=self.line_base + revision)
-        self.scenario.events[-1] = numbered
-        return numbered

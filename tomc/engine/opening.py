@@ -154,15 +154,19 @@ def same_policy(asked: str, stored: str) -> bool:
     return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
 
 
-def attached(db: Database, stored: memory.StoredMemory) -> LiveScenario:
+def attached(db: Database, stored: memory.StoredMemory,
+             serving: Optional[str] = None) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
-    undone, then every applied statement replayed through the checker."""
+    undone, then every applied statement replayed through the checker. `serving`: the key
+    its writer looks at with each commit (a session's: tomc/runtime/submit.py
+    `serving_key`)."""
     checker = checker_for(stored.header, f"memory {stored.name}")
     db = db.shard(memory.memory_key(stored.name))  # a cluster: the memory's one shard
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
     recovery.recover(db, graphs)
     engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
     engine.incarnation = memory.incarnation(db, stored.name)
+    engine.serving = serving
     live = LiveScenario(checker, engine)
     live.catch_up()
     return live

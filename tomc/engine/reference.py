@@ -3,6 +3,7 @@ behind the engine protocol, for debugging and comparison. Nothing is stored."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 from typing import Iterator, Optional, Sequence
 
@@ -33,7 +34,8 @@ class ReferenceEngine:
               checkpoint=None) -> "ReferenceEngine":
         """Every event of `scenario` applied (`db` unused: nothing is stored); calls
         `checkpoint(step, engine)` after the steps in `checkpoints` (0: before any)."""
-        engine = cls(scenario)
+        engine = cls(dataclasses.replace(scenario, agents=list(scenario.agents),
+                                         rooms=list(scenario.rooms), events=[]))
         if 0 in checkpoints and checkpoint:
             checkpoint(0, engine)
         for event in scenario.events:
@@ -53,11 +55,14 @@ class ReferenceEngine:
     def declare(self, agents: list[str], rooms: list[str], text: str,
                 extra: Sequence[tuple] = ()) -> None:
         # `extra`: a shared store's bookkeeping (idempotency records); nothing here keeps it.
+        self.scenario.agents.extend(agents)
+        self.scenario.rooms.extend(rooms)
         self.interpreter.declare()
         self.revision += 1
 
     def apply(self, events: Sequence[AnyEvent], extra: Sequence[tuple] = ()) -> None:
         for event in events:
+            self.scenario.events.append(event)
             self.interpreter.apply(event)
             self._step = event.step
             self.revision += 1
@@ -74,8 +79,8 @@ class ReferenceEngine:
     def changes_since(self, revision: int) -> tuple[int, list[tuple[int, str]]]:
         return self.revision, []
 
-    def follow(self, agents: list[str], rooms: list[str]) -> None:
-        pass
+    def follow(self, agents: list[str], rooms: list[str], events: Sequence[AnyEvent]) -> None:
+        """Never called: no other writer commits to this engine's scenario."""
 
     def reload(self, revision: int) -> None:
         pass

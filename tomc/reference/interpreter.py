@@ -160,8 +160,8 @@ class ReferenceInterpreter:
         self.ledger = Ledger(dict(self.policy.authorities))  # `trust learned`
 
     def declare(self) -> None:
-        """Take in agents declared after the start (a live session shares its scenario with
-        the interpreter): their chains begin unknown."""
+        """Take in agents declared after the start (its engine added them to the scenario
+        first: tomc/engine/reference.py): their chains begin unknown."""
         for chain in self.scenario.chains():
             if chain not in self.chains:
                 self.chains.add(chain)

@@ -44,19 +44,29 @@ GRACE_S = 15.0
 # How long one BLPOP waits before the client looks whether an applier still serves.
 POLL_S = 1.0
 REPLY_TTL_S = 300
+# A writer trusts what it last saw of `serving_key` (with its last commit) for this long:
+# an applier that starts meanwhile finds the writer committing itself, which is safe (both
+# commit under WATCH); one that stops costs a submit the grace above, so keep it short.
+LOOKED_S = 1.0
 
 
 class NoApplier(Exception):
     """No applier took the request; it was withdrawn, nothing of it applied."""
 
 
-def serving(client: redis.Redis, clustered_memory: Optional[str] = None) -> bool:
-    """Whether appliers serve this server's memories (`tomc serve` keeps its heartbeat
-    alive). On a cluster (`clustered_memory`: the memory's name, `client` its shard's)
-    there is no server-wide key to ask: whether that memory's applier holds its lease."""
+def serving_key(clustered_memory: Optional[str] = None) -> str:
+    """The key that exists while appliers serve: the heartbeat `tomc serve` keeps alive
+    for this server's memories; on a cluster (`clustered_memory`: the memory's name) there
+    is no server-wide key, so the lease of that memory's applier."""
     if clustered_memory is not None:
-        return bool(client.exists(memory_key(clustered_memory, "applier")))
-    return bool(client.exists(appliers_key()))
+        return memory_key(clustered_memory, "applier")
+    return appliers_key()
+
+
+def serving(client: redis.Redis, clustered_memory: Optional[str] = None) -> bool:
+    """Whether appliers serve this server's memories (`serving_key`; `client`: the
+    memory's shard on a cluster)."""
+    return bool(client.exists(serving_key(clustered_memory)))
 
 
 def signature(body: str, password: str) -> str:

@@ -62,10 +62,16 @@ class Writer:
     call raise `Replaced` instead of writing into the new one."""
 
     def __init__(self, db: Database, revision_key: str,
-                 incarnation: Optional[tuple[str, Optional[str]]] = None):
+                 incarnation: Optional[tuple[str, Optional[str]]] = None,
+                 serving: Optional[str] = None):
         self.db = db
         self.key = revision_key
         self.incarnation = incarnation
+        # `serving`: a key looked at with the revision (whether appliers serve the memory:
+        # tomc/runtime/submit.py), so a session learns it with each commit, not in a round
+        # trip of its own; `served` is (when, whether it existed) at the last look.
+        self.serving = serving
+        self.served: Optional[tuple[float, bool]] = None
         self.turn_key = f"{revision_key}:turn"
         self.watch = ("WATCH", revision_key, self.turn_key,
                       *([incarnation[0]] if incarnation else []))
@@ -78,7 +84,8 @@ class Writer:
         """The commands that read the revision, the turn (and the incarnation) under the
         WATCH."""
         gets = [("GET", self.key), ("GET", self.turn_key)]
-        return gets + ([("GET", self.incarnation[0])] if self.incarnation else [])
+        return gets + ([("GET", self.incarnation[0])] if self.incarnation else []) \
+            + ([("EXISTS", self.serving)] if self.serving else [])
 
     def _seen(self, replies: list) -> int:
         """The revision from the replies of `_looks`; raises Replaced when the incarnation
@@ -90,6 +97,8 @@ class Writer:
                            f"attached (incarnation {self.incarnation[1]}, now "
                            f"{replies[2]}): attach again")
         self.watched = int(replies[0] or 0)
+        if self.serving:
+            self.served = (time.monotonic(), bool(replies[-1]))
         return self.watched
 
     def begin(self) -> int:

@@ -44,6 +44,10 @@ class ViewedEngine:
         self._ids: dict[tuple, int] = {}
         self._stale = True
 
+    def moved(self) -> None:
+        """The view moved on: read the perspectives again before the next belief read."""
+        self._stale = True
+
     def load(self) -> None:
         """Read the agent's perspectives again if the view moved since they were read."""
         if not self._stale:
@@ -122,7 +126,7 @@ class ViewedMemory:
             raise AccessDenied(f"memory {self.name!r} has no agent {self.agent!r}")
         checker.take(_numbered(view.events, view.step))
         self.checker, self.revision, self._step = checker, view.revision, view.step
-        self.engine._stale = True
+        self.engine.moved()
 
     def apply(self, *args, **kwargs):
         raise AccessDenied(f"{self.agent}'s own credential writes only through the memory's "

@@ -96,19 +96,22 @@ QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=10
 SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
              probe_events=12, folder=10, startup_runs=2, writer_events=3)
 
-# Goals of issue 11: ratios to a bare round trip of the same run, except the memory per
-# graph (bytes) and the scale figure (event p50 at the largest graph count over the p50 at
-# the smallest, the two taken in turn on two servers).
+# Goals of issue 27 (stricter than issue 11's where both set one): ratios to a bare round
+# trip of the same run, except the memory per graph (bytes) and the scale figure (event p50
+# at the largest graph count over the p50 at the smallest, the two taken in turn on two
+# servers).
 GOALS = {"event_p50_over_roundtrip": 3, "event_p99_over_roundtrip": 10,
-         "broadcast_16x3_over_roundtrip": 25, "nested_read_p50_over_roundtrip": 2,
-         "used_bytes_per_graph": 170 * KB, "scale_p50_largest_over_smallest": 1.2,
-         "hitom_engine_over_reference": 10,
+         "broadcast_16x3_over_roundtrip": 15, "nested_read_p50_over_roundtrip": 2,
+         "used_bytes_per_graph": 120 * KB, "scale_p50_largest_over_smallest": 1.2,
+         "hitom_engine_over_reference": 5,
          # issue 20: "well under half a second on an idle machine" (the fastest of N runs)
          "startup_version_ms": 500,
          # issue 27: `tomc memory apply` through an applier <= 0.3 s; the memory path
-         # within 1.3x of in process; 8 writers at least as fast as 1
+         # within 1.3x of in process
          "startup_memory_apply_ms": 300, "served_over_in_process": 1.3}
 WRITERS_GOAL = 1.0  # 8 writers' events/s over 1 writer's: at least this
+# ... and at least twice the 8-writer rate issue 27 measured before the applier (47/s)
+WRITERS_8_RATE_GOAL = 2 * 47
 
 
 # ---------------------------------------------------------------- sections
@@ -468,8 +471,8 @@ def render_markdown(document: dict, mode: str) -> str:
         ("writers on one memory through `tomc serve`: events/s for 1, 2, 4, 8 (over 1)",
          ", ".join(f"{n}: {d['writers_events_per_second'][n]:.0f} "
                    f"({d['writers_over_one'][n]:.2f}x)" for n in ("1", "2", "4", "8")),
-         f">= {WRITERS_GOAL:g}x at 8: " + ("met" if d["writers_8_over_1"] >= WRITERS_GOAL
-                                           else "**not met**"), ""),
+         f">= {WRITERS_GOAL:g}x and >= {WRITERS_8_RATE_GOAL}/s at 8: "
+         + ("met" if _writers_met(d) else "**not met**"), ""),
         (f"server memory per 5-agent memory ({d['sections']['served']['events']} events)",
          f"{d['used_bytes_per_5_agent_memory'] / KB:,.0f} KB", "reported", ""),
     ]
@@ -546,6 +549,12 @@ def _bounded(document: dict) -> bool:
     later = folder["scenarios"] - max(1, folder["scenarios"] // 10)
     kept = 6 * document["used_bytes_per_graph"]
     return folder["graphs_left"] == 0 and folder["growth_bytes"] / max(later, 1) < kept / 100
+
+
+def _writers_met(document: dict) -> bool:
+    """8 writers at least as fast as one, and at least twice issue 27's 8-writer rate."""
+    return (document["writers_8_over_1"] >= WRITERS_GOAL
+            and document["writers_events_per_second"]["8"] >= WRITERS_8_RATE_GOAL)
 
 
 def _goal(document: dict, key: str, unit: str, scale: float = 1) -> tuple[str, str]:

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 
 import pytest
@@ -22,6 +23,8 @@ from conftest import REPO
 from tomc.api import Session, TomError
 from tomc.dsl.checker import check_text
 from tomc.engine import memory
+from tomc.engine.applier import serve_appliers
+from tomc.engine.keys import appliers_key
 from tomc.reference.interpreter import run_reference
 from tomc.reference.view import ReferenceView
 from tomc.runtime.connection import connect
@@ -274,18 +277,28 @@ with Session.attach(name) as memory:
 """
 
 
-def test_eight_writers_one_history_equal_to_the_reference(db, fresh):
+@pytest.mark.parametrize("path", ["writers", "applier"])
+def test_eight_writers_one_history_equal_to_the_reference(db, fresh, path):
+    """8 processes x 1,000 events, committing themselves (taking turns) or submitting to
+    the memory's applier (issue 27): one history, none lost or shared, equal to the
+    reference's replay of the export."""
     name = fresh("crowd")
     per_writer = int(os.environ.get("TOMC_TEST_EVENTS_PER_WRITER", "1000"))
     with Session.attach(name, db=db) as setup:
         setup.apply("agents " + ", ".join(f"A{i}" for i in range(8)) + "\nrooms r0, r1")
     env = {**os.environ, "FALKORDB_URL": db.url}
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, name, str(i), str(per_writer)],
-                                env=env, stderr=subprocess.PIPE, text=True)
-               for i in range(8)]
-    for w in writers:
-        assert w.wait(timeout=1500) == 0, w.stderr.read()
-        w.stderr.close()
+    with ExitStack() as serving:
+        if path == "applier":
+            serving.enter_context(_applying(db))
+        writers = [subprocess.Popen([sys.executable, "-c", WRITER, name, str(i),
+                                     str(per_writer)], env=env, stderr=subprocess.PIPE,
+                                    text=True)
+                   for i in range(8)]
+        for w in writers:
+            assert w.wait(timeout=1500) == 0, w.stderr.read()
+            w.stderr.close()
+        if path == "applier":
+            assert db.redis.get(memory.memory_key(name, "applier")) is not None  # it served
     with Session.attach(name, db=db) as reader:
         events = reader.history()
         assert [e.step for e in events] == list(range(1, 8 * per_writer + 1))  # none shared
@@ -299,6 +312,22 @@ def test_eight_writers_one_history_equal_to_the_reference(db, fresh):
         text = reader.export()
     (scenario,) = check_text(text, "crowd.tom").scenarios
     assert engine == reference_versions(scenario)
+
+
+@contextmanager
+def _applying(db):
+    """Appliers (tomc/engine/applier.py) serving `db`'s memories, in a thread, while the
+    block runs: writers that attach meanwhile submit to them."""
+    stop = threading.Event()
+    thread = threading.Thread(target=serve_appliers, args=(db, stop, 2))
+    thread.start()
+    try:
+        while not db.redis.exists(appliers_key()):
+            time.sleep(0.05)
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def test_a_writer_that_took_the_turn_commits_before_the_others(db):
@@ -464,7 +493,6 @@ def _fail_each_events_last_statement(monkeypatch) -> None:
 
 
 def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
-    from tomc.runtime.errors import DatabaseUnavailable
     name = fresh("failing")
     with Session.attach(name, db=db) as live:
         live.apply("\n".join(STORY))
@@ -493,7 +521,6 @@ def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(
     (docs/semantics.md section 4, "Arrival order"); undo.cypher takes it back with the
     support, so a writer that attaches afterwards ranks the version as before, and a read
     as of an earlier step sees the publication time held then."""
-    from tomc.runtime.errors import DatabaseUnavailable
     policy = tmp_path / "dated.tom"
     policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
                       "  source chat authority 1\n  source bulletin authority 2\n}\n")
@@ -739,7 +766,6 @@ def test_bad_api_input_is_a_diagnostic_and_writes_nothing(db, fresh):
 
 def test_a_declaration_that_failed_to_commit_can_be_retried(db, fresh, monkeypatch):
     from tomc.runtime import transactions
-    from tomc.runtime.errors import DatabaseUnavailable
     name = fresh("declare_retry")
     with Session.attach(name, db=db) as live:
         live.apply("agents A, B\nA sets k.s = v1")

@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import os
 import threading
+import time
 import uuid
 import warnings
 from contextlib import ExitStack, closing
@@ -163,6 +164,7 @@ class Session:
         # `_caught_up`); `_applied` is the last step they reached.
         self._behind = False
         self._applied = 0
+        self._replied_at: Optional[float] = None  # the applier's last reply (monotonic)
 
     # ---------------------------------------------------------------- opening
 
@@ -376,11 +378,7 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db  # on a cluster, the memory's shard
-            served = self._live.engine.served(submit.LOOKED_S)  # seen with the last commit
-            if served is None:
-                with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
-                    served = submit.serving(db.redis, self.memory if db.clustered else None)
-            if served:
+            if self._served(db):
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),
@@ -396,6 +394,19 @@ class Session:
             error.committed = getattr(err, "committed", [])
             raise error from None
 
+    def _served(self, db: Database) -> bool:
+        """Whether the memory's applier takes this session's writes: as seen with its last
+        reply or this session's last commit, if within `submit.LOOKED_S`; else asked (one
+        round trip)."""
+        if self._replied_at is not None and \
+                time.monotonic() - self._replied_at <= submit.LOOKED_S:
+            return True
+        served = self._live.engine.served(submit.LOOKED_S)
+        if served is None:
+            with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
+                served = submit.serving(db.redis, self.memory if db.clustered else None)
+        return served
+
     def _submitted(self, text: str, after_step: Optional[int], key: str,
                    declares: bool) -> list[AnyEvent]:
         """A write through the memory's applier: its events (taken in by catching up), or
@@ -405,6 +416,7 @@ class Session:
                               incarnation=engine.incarnation[1],
                               as_agent=self._reader.submits_as,
                               clustered=engine.db.clustered)
+        self._replied_at = time.monotonic()
         error = reply.get("error")
         if error is None and not declares:
             # The applier's events, whole: this session's checker takes them in when it

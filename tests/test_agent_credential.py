@@ -98,6 +98,7 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
     db, _ = served
     issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url, "--json",
                   env=bare_env(tmp_path))
+    assert issued.returncode == 0, issued.stderr
     maya = from_url(json.loads(issued.stdout)["url"])
     step = memory.read(db, NAME).step
     user = maya.redis.connection_pool.connection_kwargs["username"]
@@ -126,18 +127,122 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
     maya.close()
 
 
-def test_attaching_with_the_agents_credential_is_refused_clearly_for_now(served, tmp_path):
-    """What remains of item 5 (docs/security.md): a session or an MCP agent server needs
-    the world graph, which the agent's user may not read; it says so (exit 4)."""
-    db, _ = served
-    issued = tomc("token", "credential", NAME, "--agent", "Maya", "--db", db.url,
+def credential(db, tmp_path, agent="Maya") -> str:
+    issued = tomc("token", "credential", NAME, "--agent", agent, "--db", db.url,
                   env=bare_env(tmp_path))
-    url = issued.stdout.strip()
-    with pytest.raises(AccessDenied, match="agent's own credential"):
+    assert issued.returncode == 0, issued.stderr
+    return issued.stdout.strip()
+
+
+def test_a_session_attached_with_only_the_credential_reads_as_an_admin_agent_session(
+        served, tmp_path):
+    db, _ = served
+    with Session.attach(NAME, db=db) as s:
+        s.apply("Billing says ticket.owner = maya\nBilling exits chat\n"
+                "Billing sets vault.code = 42")
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=db, as_agent="Maya") as admin, \
+            Session.attach(NAME, db=url, as_agent="Maya") as own:
+        assert own.step == admin.step
+        assert [e.text for e in own.history()] == [e.text for e in admin.history()]
+        assert "Billing sets vault.code = 42" not in [e.text for e in own.history()]
+        for key in ("ticket.owner", "vault.code"):
+            assert own.believes("Maya", key) == admin.believes("Maya", key)
+        assert own.beliefs("Maya") == admin.beliefs("Maya")
+        assert own.ask("Maya believes ticket.owner").values == ["maya"]
+        assert own.context_for("Maya", "Billing").text == \
+            admin.context_for("Maya", "Billing").text
+        assert own.describe() == admin.describe()
+        for refused in (lambda: own.believes("Billing", "ticket.owner"),
+                        lambda: own.truth("vault.code"), lambda: own.view(),
+                        lambda: own.export(), lambda: own.who_knows("vault.code")):
+            with pytest.raises(AccessDenied):
+                refused()
+    maya = from_url(url)
+    for command in (lambda: maya.redis.hgetall(memory_key(NAME, "seen", "Billing")),
+                    lambda: maya.redis.hgetall(memory_key(NAME, "keys")),
+                    lambda: maya.redis.get(memory_key(NAME, "incarnation"))):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            command()
+    with pytest.raises(AccessDenied):  # Maya's credential is not Billing's
+        Session.attach(NAME, db=maya, as_agent="Billing")
+    maya.close()
+
+
+def test_the_credentials_session_speaks_as_itself_through_the_applier(served, tmp_path):
+    db, _ = served
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=url, as_agent="Maya") as own:
+        event = own.says("Maya", "lunch.place", "cafe")
+        assert event.text == 'Maya says lunch.place = "cafe"'
+        assert own.history()[-1].text == event.text
+        with Session.attach(NAME, db=db, as_agent="Maya") as admin:
+            assert own.beliefs("Maya") == admin.beliefs("Maya")
+        with pytest.raises(AccessDenied):
+            own.says("Billing", "lunch.place", "home")
+        with pytest.raises(AccessDenied):
+            own.apply("agents Eve")
+    with Session.attach(NAME, db=db) as s:
+        assert s.history()[-1].text == event.text
+
+
+def test_a_memory_made_before_the_views_gets_them_from_the_credentials_issue(served, tmp_path):
+    """A memory whose views are missing (made by an older tomc: its keys deleted here) is
+    refused to the credential until `tomc token credential` fills them in."""
+    db, _ = served
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=url, as_agent="Maya") as before:
+        history = [e.text for e in before.history()]
+        beliefs = before.beliefs("Maya")
+    views = [memory_key(NAME, "public"), memory_key(NAME, "seen", "Maya"),
+             memory_key(NAME, "seen", "Billing")]
+    db.redis.delete(*views)
+    with pytest.raises(AccessDenied, match="no view"):
         Session.attach(NAME, db=url, as_agent="Maya")
-    served_mcp = subprocess.run([sys.executable, "-m", "tomc", "mcp", "--memory", NAME,
-                                 "--agent", "Maya", "--db", url], capture_output=True,
-                                text=True, env=bare_env(tmp_path), cwd=str(REPO), timeout=120,
-                                stdin=subprocess.DEVNULL)
-    assert served_mcp.returncode == 4 and "Traceback" not in served_mcp.stderr, \
-        served_mcp.stderr
+    credential(db, tmp_path)  # the administrator issues it again: the views are filled in
+    with Session.attach(NAME, db=url, as_agent="Maya") as after:
+        assert [e.text for e in after.history()] == history
+        assert after.beliefs("Maya") == beliefs
+
+
+def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served, tmp_path):
+    """`tomc mcp --agent Maya --db CREDENTIAL` (stdio), its environment holding no secret
+    and the folder's admin secret unreadable: driven by the official MCP SDK's client."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    db, folder = served
+    url = credential(db, tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
+                                      "--db", url],
+        env=bare_env(tmp_path), cwd=str(REPO))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            said = await client.call_tool("say", {"key": "mcp.topic", "value": "refunds"})
+            mine = await client.call_tool("my_beliefs", {})
+            theirs = await client.call_tool("what_do_i_think", {"key": "mcp.topic",
+                                                                "chain": ["Billing"]})
+            return [r.model_dump(by_alias=True, mode="json") for r in (said, mine, theirs)]
+
+    (folder / "admin.secret").chmod(0)
+    try:
+        said, mine, theirs = anyio.run(scenario)
+    finally:
+        (folder / "admin.secret").chmod(0o600)
+    assert not said["isError"], said
+    assert not mine["isError"] and mine["structuredContent"]["agent"] == "Maya", mine
+    assert theirs["isError"]  # another mind
+    with Session.attach(NAME, db=db) as s:
+        assert s.history()[-1].text == 'Maya says mcp.topic = "refunds"'
+        assert s.history()[-1].witnesses == ("Maya",)  # Billing left the room
+    with Session.attach(NAME, db=db, as_agent="Maya") as admin:
+        assert mine["structuredContent"]["step"] == admin.step
+        assert len(mine["structuredContent"]["beliefs"]) == len(admin.beliefs("Maya"))
+    http = tomc("mcp", "--memory", NAME, "--agent", "Maya", "--db", url, "--http", "1",
+                env=bare_env(tmp_path))  # bearer tokens need tomc:tokens: refused, clearly
+    assert http.returncode == 4 and "stdio only" in http.stderr, http.stderr

@@ -503,6 +503,11 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
         graphs = live._live.engine.graphs
         from tomc.runtime import recovery
         assert recovery.half_applied(db, graphs) is None
+        # nor in the agents' views (tomc/engine/agent_view.py): undone in the same MULTI
+        from tomc.engine.keys import memory_key
+        assert db.redis.hkeys(memory_key(name, "seen", "Maya")) == ["1", "2", "3", "4"] or \
+            "5" not in db.redis.hkeys(memory_key(name, "seen", "Maya"))
+        assert db.redis.hget(memory_key(name, "public"), "step") == "4"
     with Session.attach(name, db=db) as after:
         assert after.step == 4  # the failed event is not in the history
         assert after.believes("Maya", "refund.status").values == ["approved"]
@@ -653,6 +658,10 @@ def test_names_cannot_widen_an_agents_key_pattern(db, fresh):
         graphs = memory.memory_graphs(name, ["M*", "Mallory"])
         with pytest.raises(redis.exceptions.NoPermissionError):
             star._reader.db.read(graphs.mind("Mallory"), "MATCH (n) RETURN count(n) AS c", {})
+        # nor its view's: its own seen hash, never Mallory's (tomc/engine/agent_view.py)
+        assert star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "M*")) == {}
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "Mallory"))
 
 
 # ---------------------------------------------------------------- the CLI

@@ -63,15 +63,15 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.parser import parse, read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import event_codec, memory, writes
+from tomc.engine import agent_live, event_codec, memory, writes
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.engine.opening import (Statements, attached, check_new_memory, checker_for,
-                                 header_for, name_text, refuse, refused_hint, same_policy,
-                                 statements_of)
-from tomc.readers import AgentReader, EngineReader
+                                 fill_view, header_for, name_text, refuse, refused_hint,
+                                 same_policy, statements_of)
+from tomc.readers import AgentReader, CredentialReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
 from tomc.runtime import acl, search_index
@@ -214,13 +214,23 @@ class Session:
 
         `as_agent`: answer only from that agent's mind, through its read-only FalkorDB
         user (tomc/runtime/acl.py); writes and questions about other minds raise
-        AccessDenied. Raises TomError (bad name or policy, a policy other than the
+        AccessDenied. `db` may be the agent's own credential (`tomc token credential`):
+        the session is then built from the agent's view of the world
+        (tomc/engine/agent_live.py), and its `tell`/`says` as the agent go through the
+        memory's applier. Raises TomError (bad name or policy, a policy other than the
         memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
         label = name_text(name)
         stack = ExitStack()
         try:
             database = _database(db, data_dir, stack)
-            stored = memory.read(database, label)
+            try:
+                stored = memory.read(database, label)
+            except redis.exceptions.NoPermissionError:
+                if as_agent is None:
+                    raise
+                # An agent's own credential: the world as the agent sees it (its view).
+                live = agent_live.viewed(database, label, as_agent)
+                return cls(live, stack, label, CredentialReader(live, as_agent, database))
             if stored is None and database.cluster is None and memory.migrate(database, label):
                 stored = memory.read(database, label)  # kept under its pre-hash-tag names
             created = False
@@ -251,6 +261,7 @@ class Session:
                         f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
                                                               or "none yet"))])
                 user, password = acl.grant(database, live.engine.graphs, as_agent)
+                fill_view(database, label)  # a memory made before the agents' views
                 # An agent reads only its own mind, never its own writes: a replica may
                 # answer it where the caller accepts stale reads (docs/deployment.md).
                 server = (database.replica(memory.memory_key(label))
@@ -261,10 +272,8 @@ class Session:
         except redis.exceptions.NoPermissionError as err:
             stack.close()
             raise AccessDenied(
-                f"this connection is an agent's own credential ({err}): it submits the "
-                "agent's own speech to the memory's applier (`tomc memory apply --as AGENT`), "
-                "but attaching a session still needs the administrator's connection "
-                "(docs/security.md)") from None
+                f"this connection is an agent's own credential ({err}): attach with "
+                "as_agent set to that agent (docs/security.md)") from None
         except BaseException:
             stack.close()
             raise
@@ -405,6 +414,7 @@ class Session:
         engine = self._live.engine
         reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
                               incarnation=engine.incarnation[1],
+                              as_agent=self._reader.submits_as,
                               clustered=engine.db.clustered)
         self._replied_at = time.monotonic()
         error = reply.get("error")

@@ -14,7 +14,7 @@ from tomc.answers import Answer
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.live import LiveScenario
 from tomc.readiness import ReadyAnswer
-from tomc.runtime import queries
+from tomc.runtime import queries, submit
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import AccessDenied
 from tomc.runtime.graph_view import GraphView
@@ -24,6 +24,9 @@ class EngineReader:
     """Every mind, through the session's engine (a session that is not an agent's)."""
 
     agent: Optional[str] = None
+    # The agent whose own credential signs this session's writes to the applier (None:
+    # the administrator's connection).
+    submits_as: Optional[str] = None
     # Belief and readiness reads may check the revision in their own round trip
     # (engine.answer_if_current): the engine's reads are the session's.
     direct = True
@@ -119,3 +122,20 @@ class AgentReader(EngineReader):
     def mind_view(self, scenario: ScenarioModel, step: int) -> BeliefView:
         """Through its own user: the view reads only chains that start with the agent."""
         return GraphView(self.db, self.live.engine.graphs, scenario, step)
+
+
+class CredentialReader(AgentReader):
+    """An agent's mind read with only its own credential (`db`, tomc/engine/agent_live.py):
+    as `AgentReader`, and its own speech is written, through the memory's applier and
+    signed with its password (tomc/runtime/submit.py), which takes only a `tell`/`says`
+    (...) by the agent."""
+
+    def __init__(self, live, agent: str, db: Database):
+        super().__init__(live, agent, db)
+        self.submits_as = agent
+
+    def writable(self) -> None:
+        if not submit.serving(self.db.redis):
+            raise AccessDenied(f"{self.agent}'s own credential writes only through the "
+                               "memory's applier, and no `tomc serve` runs on this server "
+                               "(docs/security.md)")

@@ -90,7 +90,8 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
     its private user (tomc/runtime/acl.py), which reads only the agent's mind and may only
     submit the agent's own speech to the memory's applier (`tomc serve`). The process that
     holds it needs no admin secret. Keep it as a secret (a file of mode 600)."""
-    from tomc.runtime import acl  # the compiler's graph names: only this verb needs them
+    from tomc.engine.opening import fill_view  # the compiler: only this verb needs them
+    from tomc.runtime import acl
     with database(db, data, json_output, interactive=True) as conn:
         if memories.read(conn, name) is None:
             fail(f"no memory called {name!r} (`tomc memory list` lists them)", EXIT_BAD_INPUT,
@@ -99,6 +100,7 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
             fail(f"memory {name!r} has no agent {agent!r}", EXIT_BAD_INPUT, json_output)
         graphs = memories.memory_graphs(name, [agent])
         user, password = acl.grant(conn, graphs, agent)
+        fill_view(conn, name)  # what the credential reads of the world (agent_view.py)
         url = _url(conn, user, password)
     if json_output:
         emit_json({"url": url, "user": user, "memory": name, "agent": agent})

@@ -285,6 +285,12 @@ class LiveChecker:
         self._asked, self._path, self.warnings = checked.asked, path, checked.warnings
         return checked.events, checked.queries
 
+    def take(self, events: list[AnyEvent]) -> None:
+        """Hold `events` as they are, unchecked: checked once by the writer that committed
+        them, and seen here only in part (an agent's view of a memory:
+        tomc/engine/agent_live.py), so they could not be checked again."""
+        self.state = replace(self.state, events=(*self.state.events, *events))
+
     def mark(self) -> CheckState:
         """The state so far, to `reset` to (a live session whose write lost a race to
         another writer takes back what it checked, then checks it again)."""

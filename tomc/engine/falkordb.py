@@ -31,6 +31,7 @@ from tomc.compiler.reads import Bindings, reads_for
 from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine import agent_view
 from tomc.engine.base import Behind
 from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
@@ -218,7 +219,7 @@ class FalkorEngine:
         with self._gaining([event]):
             bindings = self._bindings(reads_for(event, self.scenario.policy), event, writer)
             plan = self.compiler.event(event, bindings, self.revision + 1)
-            self._commit(writer, plan.statements, [plan], extra)
+            self._commit(writer, plan.statements, [plan], extra, [event])
         self.compiler.accept(plan)
         self._step = event.step
 
@@ -266,7 +267,7 @@ class FalkorEngine:
                 self.compiler.accept(plan)
                 plans.append(plan)
                 statements += plan.statements
-            self._commit(writer, statements, plans, extra, len(changes))
+            self._commit(writer, statements, plans, extra, list(changes))
         self._stale = False
         self._step = max([p.step for p in plans], default=self._step)
 
@@ -284,7 +285,7 @@ class FalkorEngine:
             with self._gaining((), agents, rooms):
                 statements = self.compiler.declare(agents, rooms, self.revision + 1, text,
                                                    (line, text))
-                self._commit(writer, statements, [], extra)
+                self._commit(writer, statements, [], extra, [text])
         except BaseException:
             self.graphs, self.compiler.perspectives = before
             raise
@@ -329,14 +330,17 @@ class FalkorEngine:
                            "attach again")
 
     def _commit(self, writer: Writer, statements: list[Statement], plans: list[EventPlan],
-                extra: Sequence[tuple] = (), changes: int = 1) -> None:
+                extra: Sequence[tuple], changes: Sequence) -> None:
         """Commit `statements` (of the events `plans`, or of a declaration when there are
-        none) with `extra`, as `changes` revisions."""
+        none) with `extra` and the agents' views of `changes` (the events, or declarations
+        as .tom text: tomc/engine/agent_view.py), one revision each."""
         started = time.perf_counter()
+        view = agent_view.record(self.graphs, changes, self.revision)
         replies = writer.commit([self.executor.command(self.graphs, s) for s in statements],
-                                changes, extra)
+                                len(changes), [*extra, *view])
         if replies is None:
             raise Behind(writer.begin())
+        changes = len(changes)
         failed = next(((s, r) for s, r in zip(statements, replies) if isinstance(r, Exception)),
                       None)
         self.revision += changes

@@ -8,6 +8,9 @@ A memory `NAME` keeps, beside its graphs (tomc/engine/memory.py) and revision ke
 - `tomem:{NAME}:keys`: the hash of idempotency keys, `KEY#I` -> the step statement I of the
   write called KEY committed as (0 for a declaration), written in the statement's own
   transaction (docs/storage.md, "Retries");
+- `tomem:{NAME}:public`, `tomem:{NAME}:seen:AGENT`: the agents' view of the world, the
+  header, step and declarations, and the events AGENT witnessed (tomc/engine/agent_view.py,
+  whose names are these through the memory's graph names);
 - `tomem:{NAME}:queue`, `tomem:{NAME}:processing`, `tomem:{NAME}:applier`,
   `tomem:{NAME}:reply:ID`: the applier's request list, the requests it is applying, its
   lease, and the reply list of one request (tomc/engine/applier.py).

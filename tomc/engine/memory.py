@@ -5,7 +5,9 @@ A memory `NAME` is stored as the graphs `tomem:{NAME}:world` and `tomem:{NAME}:m
 the plain key `tomem:{NAME}:world:rev` (its revision: every committed event or declaration
 increments it; tomc/runtime/transactions.py) and, for its agents' private users, the hash
 `tomem:{NAME}:world:users` (tomc/runtime/acl.py); its simulations' forks are
-`tomem:{NAME}:fork:...` (tomc/runtime/forks.py). Every key is named by `memory_key`: the
+`tomem:{NAME}:fork:...` (tomc/runtime/forks.py); what its agents may read of its world, the
+hashes `tomem:{NAME}:public` and `tomem:{NAME}:seen:AGENT` (tomc/engine/agent_view.py),
+written in every commit's own transaction. Every key is named by `memory_key`: the
 braces are a Redis Cluster hash tag, so all keys of one memory hash to one slot and live on
 one shard, and its MULTI/EXEC, WATCH and GRAPH.COPY stay single-slot (docs/deployment.md).
 A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`. Its other keys (its
@@ -36,6 +38,7 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
+from tomc.engine import agent_view
 from tomc.engine.keys import PREFIX, memory_key, memory_tag  # noqa: F401 (re-exported)
 from tomc.runtime import acl, tokens
 from tomc.runtime.acl import users_key
@@ -97,6 +100,8 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
             pipe.multi()
             pipe.execute_command(*query_command(graphs.world, world.cypher, world.params))
             pipe.set(graphs.revision_key, 0)
+            for command in agent_view.header(graphs, header):
+                pipe.execute_command(*command)
             pipe.set(memory_key(scenario.name, "incarnation"), uuid.uuid4().hex)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:

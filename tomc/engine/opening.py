@@ -18,13 +18,13 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.engine import memory
+from tomc.engine import agent_view, memory
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
 from tomc.rules import shipped_names
 from tomc.runtime import recovery
 from tomc.runtime.connection import Database
-from tomc.runtime.errors import TomError
+from tomc.runtime.errors import DatabaseUnavailable, TomError
 
 # What `apply` takes: .tom text, one AST statement, or several.
 Statements = Union[str, ast.Node, Sequence[ast.Node]]
@@ -170,3 +170,31 @@ def attached(db: Database, stored: memory.StoredMemory,
     live = LiveScenario(checker, engine)
     live.catch_up()
     return live
+
+
+def fill_view(db: Database, name: str, tries: int = 100) -> None:
+    """Give memory `name` the agents' view of its world (tomc/engine/agent_view.py) if it
+    was made before it: its changes replayed (as `attached` does) and recorded under
+    WATCH of the revision, again if a writer committed meanwhile. An administrator's
+    connection: what `tomc token credential` and an attach as an agent run."""
+    graphs = memory.memory_graphs(name)
+    shard = db.shard(graphs.world)
+    for _ in range(tries):
+        if agent_view.present(shard, graphs):
+            return
+        stored = memory.read(shard, name)
+        if stored is None:
+            return
+        live = attached(shard, stored)
+        try:
+            _, changes = live.engine.changes_since(0)
+            # In a memory an event's line is its revision (`attached`: no line base).
+            events = {e.line: e for e in live.scenario.events}
+            if agent_view.backfill(shard, graphs, stored.header,
+                                   [(rev, events.get(rev, text)) for rev, text in changes],
+                                   live.engine.revision):
+                return
+        finally:
+            live.engine.close()
+    raise DatabaseUnavailable(f"could not fill in the agents' view of memory {name}: "
+                              "writers kept committing")

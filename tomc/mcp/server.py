@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from tomc.api import Session, TomWarning
+from tomc.api import AccessDenied, Session, TomWarning
 from tomc.mcp import agent as agent_tools
 from tomc.mcp import extraction
 from tomc.mcp.bearer import BearerGate
@@ -68,11 +68,12 @@ class MemoryServer:
 @contextmanager
 def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[Path] = None,
                   policy: Optional[str] = None, agent: Optional[str] = None,
-                  calls: int = CALLS) -> Iterator[MemoryServer]:
+                  calls: int = CALLS, http: bool = False) -> Iterator[MemoryServer]:
     """A MemoryServer over the memory called `memory`, for the block's duration; `agent`
     selects agent mode (and the only tokens its HTTP transport accepts: that agent's);
-    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py).
-    Raises what Session.attach raises (TomError, LookupError for a missing memory in agent
+    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py); `http`: it will be
+    served over HTTP (bearer tokens). Raises AccessDenied (HTTP with an agent's own
+    credential, which may not read the tokens), what Session.attach raises (TomError, LookupError for a missing memory in agent
     mode, DatabaseUnavailable)."""
     with ExitStack() as stack:
         # one connection pool, every session; a hung server fails a tool call in seconds
@@ -80,10 +81,26 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         # results carry a question's warnings (`warned`): not printed on stderr too
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", TomWarning)
+        # A connection logged in as a user of its own (`tomc token credential`) is an
+        # agent's: it may not attach a supervisor session (docs/security.md).
+        own_credential = database.redis.connection_pool.connection_kwargs.get(
+            "username") not in (None, "default")
+        if own_credential and http:
+            raise AccessDenied(
+                "an agent's own credential serves MCP over stdio only: checking bearer tokens "
+                "reads tomc:tokens, which its user may not (serve --http with the "
+                "administrator's connection; docs/security.md)")
 
         def sessions() -> tuple[Session, ...]:
             made = ExitStack()
             with made:
+                if agent is not None and own_credential:
+                    # Only the agent's credential: its one session reads as the agent and
+                    # speaks as the agent through the memory's applier.
+                    reader = made.enter_context(Session.attach(memory, db=database,
+                                                               as_agent=agent, create=False))
+                    made.pop_all()
+                    return (reader, reader)
                 writer = made.enter_context(Session.attach(
                     memory, db=database, policy=policy, create=agent is None))
                 if agent is None:

@@ -32,6 +32,7 @@ import hmac
 import redis
 
 from tomc.compiler.plan import GraphNames
+from tomc.engine import agent_view
 from tomc.engine.keys import appliers_key
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
@@ -64,15 +65,27 @@ def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
             ("lrem", [f"{base}:queue"])]
 
 
+def reading(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
+    """(command, key patterns) an agent's user may run to read its view of the world
+    (tomc/engine/agent_view.py): HGETALL the memory's public hash and its own seen hash
+    (never another agent's), GET the revision."""
+    return [("hgetall", [agent_view.public_key(graphs), agent_view.seen_key(graphs, agent)]),
+            ("get", [graphs.revision_key])]
+
+
+def selectors(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
+    """Every (command, key patterns) selector of `agent`'s user: `submitting`, `reading`."""
+    return [*submitting(graphs, user_name(graphs, agent)), *reading(graphs, agent)]
+
+
 def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
     """The ACL SETUSER rules of `agent`'s user: its one mind graph, read-only queries, PING,
     READONLY (which lets a cluster replica answer its reads; it grants no command), and
-    the selectors of `submitting`."""
-    user = user_name(graphs, agent)
-    selectors = [f"({' '.join('~' + k for k in keys)} +{command})"
-                 for command, keys in submitting(graphs, user)]
+    the selectors of `submitting` and `reading`."""
+    selectors_ = [f"({' '.join('~' + k for k in keys)} +{command})"
+                  for command, keys in selectors(graphs, agent)]
     return ["reset", "on", ">" + password, "resetkeys", "~" + graphs.mind(agent),
-            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly", *selectors]
+            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly", *selectors_]
 
 
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
@@ -149,15 +162,15 @@ def _matches(found, graphs: GraphNames, user: str, secret: str) -> bool:
         return False
     key = graphs.mind(agent)
     commands = str(found.get("commands", ""))
-    selectors = [(str(dict(zip(s[::2], s[1::2])).get("commands", "")).split()[-1:],
+    found_selectors = [(str(dict(zip(s[::2], s[1::2])).get("commands", "")).split()[-1:],
                   str(dict(zip(s[::2], s[1::2])).get("keys", "")).split())
                  for s in found.get("selectors", [])]
     wanted = [([f"+{command}"], [f"~{k}" for k in keys])
-              for command, keys in submitting(graphs, user)]
+              for command, keys in selectors(graphs, agent)]
     return ("on" in found.get("flags", []) and found.get("keys") in (f"~{key}", [f"~{key}"])
             and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
             and "+graph.ro_query" in commands and "+readonly" in commands
-            and selectors == wanted)
+            and found_selectors == wanted)
 
 
 def user_password(db: Database, user: str) -> str:

@@ -17,6 +17,7 @@ import redis
 
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
+from tomc.engine import agent_view
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.executor import reply_rows
 from tomc.runtime.errors import DatabaseUnavailable
@@ -32,7 +33,7 @@ def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bo
 
 def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: int) -> bool:
     """`undo_event` of each of `steps` (a group committed together), latest first, in one
-    transaction."""
+    transaction that also takes them out of the agents' views (tomc/engine/agent_view.py)."""
     try:
         with db.redis.pipeline(transaction=True) as pipe:
             pipe.watch(graphs.revision_key)
@@ -49,6 +50,8 @@ def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: in
                         pipe.execute_command(*query_command(
                             graphs.mind(agent), render("undo.cypher", world=False),
                             {"step": step}))
+            for command in agent_view.forget(graphs, steps):  # out of the agents' views
+                pipe.execute_command(*command)
             pipe.set(graphs.revision_key, revision + 1)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:

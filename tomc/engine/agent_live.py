@@ -1,0 +1,159 @@
+"""A memory opened by an agent that holds only its own credential (docs/security.md, "An
+agent can hold only its own credential"): what `Session.attach(as_agent=...)` builds when
+its connection may not read the world graph.
+
+Its scenario is rebuilt from the agent's view (tomc/engine/agent_view.py), never from the
+world graph: the header and the declarations replayed through a checker, then the events
+the agent witnessed taken whole (checked once by the writer that committed them; nothing
+is compiled or executed here). A belief read starts at the perspective that owns its key,
+found from the agent's own mind graph (its `P` nodes' `owns`). Catching up reads the view
+again when the revision moved.
+
+    live = viewed(agent_db, "support", "Maya")   # ViewedMemory, caught up
+    live.scenario.events                         # the events Maya witnessed
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import redis
+
+from tomc.compiler.templates import render
+from tomc.dsl.checker import LiveChecker
+from tomc.dsl.diagnostics import DiagnosticError
+from tomc.dsl.program import QueryModel, Quiet, ScenarioModel
+from tomc.engine import agent_view, memory
+from tomc.engine.live import DECLARATIONS
+from tomc.runtime.connection import Database
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
+
+
+class ViewedEngine:
+    """What a session reads beside the view, through the agent's own user `db`: its mind
+    graph's perspectives (which chain owns which key, their node ids)."""
+
+    def __init__(self, db: Database, name: str, agent: str):
+        self.db = db
+        self.agent = agent
+        self.graphs = memory.memory_graphs(name, [agent])
+        # An agent cannot read the incarnation key: its requests name none.
+        self.incarnation: tuple[str, Optional[str]] = (memory.memory_key(name, "incarnation"),
+                                                       None)
+        self._owned: dict[tuple, set[str]] = {}
+        self._ids: dict[tuple, int] = {}
+        self._stale = True
+
+    def moved(self) -> None:
+        """The view moved on: read the perspectives again before the next belief read."""
+        self._stale = True
+
+    def load(self) -> None:
+        """Read the agent's perspectives again if the view moved since they were read."""
+        if not self._stale:
+            return
+        try:
+            rows = self.db.read(self.graphs.mind(self.agent),
+                                render("read_perspectives.cypher"), {})
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not read {self.agent}'s mind graph: "
+                                      f"{err}") from None
+        self._owned = {tuple(r["agents"]): set(r["owns"] or []) for r in rows}
+        self._ids = {tuple(r["agents"]): r["id"] for r in rows}
+        self._stale = False
+
+    def owner_id(self, query: QueryModel) -> int:
+        """The node id of the perspective that stores `query`'s key for its chain (one that
+        starts with the agent): the chain itself, or the nearest above it that owns it."""
+        self.load()
+        chain = tuple(query.chain)
+        while len(chain) > 1 and query.key not in self._owned.get(chain, ()):
+            chain = chain[:-1]
+        return self._ids[chain]
+
+    def served(self, within_s: float) -> Optional[bool]:
+        """No look at the appliers comes with its reads: the session asks (None)."""
+        return None
+
+    def close(self) -> None:
+        """Nothing of its own to release (the session's stack closes `db`)."""
+
+
+class ViewedMemory:
+    """A live scenario's reading half (tomc/engine/live.py `LiveScenario`) over an agent's
+    view: `checker` (for questions), `scenario`, `step`, `catch_up`, `engine`. It writes
+    nothing itself: a session's writes go through the memory's applier
+    (tomc/readers.py `CredentialReader`)."""
+
+    line_base = 0
+
+    def __init__(self, db: Database, name: str, agent: str):
+        self.name = name
+        self.agent = agent
+        self.engine = ViewedEngine(db, name, agent)
+        self.revision: Optional[int] = None
+        self.checker: Optional[LiveChecker] = None
+        self._step = 0
+
+    @property
+    def scenario(self) -> ScenarioModel:
+        return self.checker.scenario
+
+    @property
+    def step(self) -> int:
+        return self._step
+
+    def catch_up(self) -> None:
+        """Read the view again if the memory's revision moved since it was read."""
+        graphs = self.engine.graphs
+        if self.revision is not None and agent_view.revision(self.engine.db, graphs) \
+                == self.revision:
+            return
+        view = agent_view.read(self.engine.db, graphs, self.agent)
+        if view is None:
+            raise AccessDenied(
+                f"memory {self.name!r} has no view for its agents yet (made by an older "
+                "tomc): an administrator fills it in with `tomc token credential "
+                f"{self.name} --agent {self.agent}` (docs/security.md)")
+        try:
+            checker = LiveChecker(view.header, f"memory {self.name}")
+            for text in view.declarations:
+                checker.add_text(text, DECLARATIONS, path="<memory>")
+        except DiagnosticError as err:  # pragma: no cover - the writers checked them
+            raise DatabaseUnavailable(f"the view of memory {self.name} does not check: "
+                                      f"{err.diagnostics[0].message}") from None
+        if self.agent not in checker.scenario.agents:
+            raise AccessDenied(f"memory {self.name!r} has no agent {self.agent!r}")
+        checker.take(_numbered(view.events, view.step))
+        self.checker, self.revision, self._step = checker, view.revision, view.step
+        self.engine.moved()
+
+    def apply(self, *args, **kwargs):
+        raise AccessDenied(f"{self.agent}'s own credential writes only through the memory's "
+                           "applier, and none took the write (`tomc serve`)")
+
+    apply_whole = apply
+
+
+# The time of a step the agent did not witness, after any time: a question `at T` resolves
+# to the agent's last witnessed event at or before T (its mind changed at no other step).
+UNSEEN_TIME = "9999-12-31T23:59"
+
+
+def _numbered(events: list, step: int) -> list:
+    """`events` (witnessed, in step order) with a placeholder for every other step up to
+    `step`: a `noop` no agent witnessed, so the checker numbers questions with the
+    memory's step, and every list a session shows (witnessed events only) leaves it out."""
+    by_step = {e.step: e for e in events}
+    return [by_step.get(n) or Quiet(step=n, kind="noop", text="", line=0, witnesses=(),
+                                    time=UNSEEN_TIME)
+            for n in range(1, step + 1)]
+
+
+def viewed(db: Database, name: str, agent: str) -> ViewedMemory:
+    """Memory `name` as `agent` sees it through its own user `db`, caught up. Raises
+    AccessDenied (no view yet, no such agent, another agent's credential),
+    DatabaseUnavailable."""
+    live = ViewedMemory(db, name, agent)
+    live.catch_up()
+    return live

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ from tomc.api import AccessDenied, Session
 from tomc.engine import memory
 from tomc.engine.applier import serve_appliers
 from tomc.engine.keys import appliers_key, memory_key
-from tomc.runtime import submit
+from tomc.runtime import submit, tokens
 from tomc.runtime.connection import connect, from_url
 
 NAME = "cred"
@@ -243,6 +244,47 @@ def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served,
     with Session.attach(NAME, db=db, as_agent="Maya") as admin:
         assert mine["structuredContent"]["step"] == admin.step
         assert len(mine["structuredContent"]["beliefs"]) == len(admin.beliefs("Maya"))
-    http = tomc("mcp", "--memory", NAME, "--agent", "Maya", "--db", url, "--http", "1",
-                env=bare_env(tmp_path))  # bearer tokens need tomc:tokens: refused, clearly
-    assert http.returncode == 4 and "stdio only" in http.stderr, http.stderr
+
+
+def test_an_mcp_http_agent_server_with_only_the_credential_checks_bearer_tokens(served,
+                                                                                tmp_path):
+    """`tomc mcp --agent Maya --db CREDENTIAL --http PORT`, no secret in its environment:
+    Maya's token is served, none is 401, Billing's 403 (its user looks a token up by its
+    id, never lists them: tomc/runtime/acl.py)."""
+    from test_mcp import free_port, http_tools, raw_post
+
+    db, folder = served
+    url = credential(db, tmp_path)
+    maya, billing = tokens.issue(db, NAME, "Maya"), tokens.issue(db, NAME, "Billing")
+    port = free_port()
+    (folder / "admin.secret").chmod(0)
+    server = subprocess.Popen([sys.executable, "-m", "tomc", "mcp", "--memory", NAME, "--agent",
+                               "Maya", "--db", url, "--http", str(port)],
+                              env=bare_env(tmp_path), cwd=str(REPO), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            assert server.poll() is None, server.stderr.read()
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{port}/mcp"
+        _, mine = http_tools(endpoint, maya, "my_beliefs")
+        assert mine["agent"] == "Maya"
+        assert raw_post(endpoint, None)[0] == 401
+        assert raw_post(endpoint, billing)[0] == 403
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        server.stderr.close()
+        (folder / "admin.secret").chmod(0o600)
+    maya_user = from_url(url)
+    try:
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            maya_user.redis.hgetall(tokens.TOKENS_KEY)  # one record by its id, never all
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            maya_user.redis.hkeys(tokens.TOKENS_KEY)
+    finally:
+        maya_user.close()

@@ -230,7 +230,7 @@ class Session:
                     raise
                 # An agent's own credential: the world as the agent sees it (its view).
                 live = agent_live.viewed(database, label, as_agent)
-                return cls(live, stack, label, CredentialReader(live, as_agent, database))
+                return cls(live, stack, label, CredentialReader(live, as_agent, database, label))
             if stored is None and database.cluster is None and memory.migrate(database, label):
                 stored = memory.read(database, label)  # kept under its pre-hash-tag names
             created = False

@@ -130,12 +130,13 @@ class CredentialReader(AgentReader):
     signed with its password (tomc/runtime/submit.py), which takes only a `tell`/`says`
     (...) by the agent."""
 
-    def __init__(self, live, agent: str, db: Database):
+    def __init__(self, live, agent: str, db: Database, memory: str):
         super().__init__(live, agent, db)
         self.submits_as = agent
+        self.memory = memory
 
     def writable(self) -> None:
-        if not submit.serving(self.db.redis):
+        if not submit.serving(self.db.redis, self.memory if self.db.clustered else None):
             raise AccessDenied(f"{self.agent}'s own credential writes only through the "
                                "memory's applier, and no `tomc serve` runs on this server "
                                "(docs/security.md)")

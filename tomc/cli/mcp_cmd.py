@@ -54,7 +54,7 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT)
     try:
         with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent,
-                           calls=calls, http=http is not None) as server:
+                           calls=calls) as server:
             if http is not None:
                 typer.echo(f"tomc: serving memory {memory!r} on http://127.0.0.1:{http}/mcp",
                            err=True)

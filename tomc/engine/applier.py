@@ -138,9 +138,9 @@ class Applier:
         self.held_at = None
         if not r.set(self.lease, self.token, nx=True, ex=int(self.lease_s)):
             return False
-        self.held_at = now
         self._close()
         self._requeue()
+        self.held_at = now
         return True
 
     def _requeue(self) -> None:
@@ -149,6 +149,10 @@ class Applier:
             pass
 
     def _close(self) -> None:
+        """Forget the live scenario, and that the lease is held: whatever made this applier
+        start again (a lost server, a dropped memory) asks the server for the lease anew
+        (a server restarted without persistence has forgotten it)."""
+        self.held_at = None
         if self.live is not None:
             self.live.engine.close()
         self.live = None
@@ -220,23 +224,24 @@ class Applier:
             return
         self._run(rest)
 
-    def _run(self, batch: list[Request]) -> None:
-        """Check the requests in order, committing them in groups."""
+    def _run(self, batch: list[Request], tries: int = 0) -> None:
+        """Check the requests in order, committing them in groups; `tries`: how many times
+        this batch lost the race to embedded writers already (MAX_TRIES ends it)."""
         group: list[Request] = []
         for request in batch:
             if group and request.fields["key"] in {g.fields["key"] for g in group}:
-                self._commit(group)  # the same write twice: the second sees the first
+                self._commit(group, tries)  # the same write twice: the second sees the first
                 group = []
             alone = self._check(request)
             if alone is None:
                 continue  # answered already
             if alone:
-                self._commit(group)
+                self._commit(group, tries)
                 group = []
                 self._commit_alone(request)
             else:
                 group.append(request)
-        self._commit(group)
+        self._commit(group, tries)
 
     def _admitted(self, request: Request) -> bool:
         """Whether `request` is signed by its sender (tomc/runtime/submit.py): the
@@ -380,7 +385,7 @@ class Applier:
                                           "kept committing first") from None
             live.checker.reset(mark)
             live.catch_up()
-            self._run(group)
+            self._run(group, tries + 1)
         except Replaced:
             self._close()
             if self._attach() is None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from tomc.api import AccessDenied, Session, TomWarning
+from tomc.api import Session, TomWarning
 from tomc.mcp import agent as agent_tools
 from tomc.mcp import extraction
 from tomc.mcp.bearer import BearerGate
@@ -68,13 +68,13 @@ class MemoryServer:
 @contextmanager
 def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[Path] = None,
                   policy: Optional[str] = None, agent: Optional[str] = None,
-                  calls: int = CALLS, http: bool = False) -> Iterator[MemoryServer]:
+                  calls: int = CALLS) -> Iterator[MemoryServer]:
     """A MemoryServer over the memory called `memory`, for the block's duration; `agent`
     selects agent mode (and the only tokens its HTTP transport accepts: that agent's);
-    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py); `http`: it will be
-    served over HTTP (bearer tokens). Raises AccessDenied (HTTP with an agent's own
-    credential, which may not read the tokens), what Session.attach raises (TomError, LookupError for a missing memory in agent
-    mode, DatabaseUnavailable)."""
+    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py). Over HTTP its
+    bearer tokens are checked with an agent's own credential too (its user may look a token
+    up by its id: tomc/runtime/acl.py). Raises what Session.attach raises (TomError,
+    LookupError for a missing memory in agent mode, AccessDenied, DatabaseUnavailable)."""
     with ExitStack() as stack:
         # one connection pool, every session; a hung server fails a tool call in seconds
         database = stack.enter_context(connect(db, data_dir, interactive=True))
@@ -85,11 +85,6 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         # agent's: it may not attach a supervisor session (docs/security.md).
         own_credential = database.redis.connection_pool.connection_kwargs.get(
             "username") not in (None, "default")
-        if own_credential and http:
-            raise AccessDenied(
-                "an agent's own credential serves MCP over stdio only: checking bearer tokens "
-                "reads tomc:tokens, which its user may not (serve --http with the "
-                "administrator's connection; docs/security.md)")
 
         def sessions() -> tuple[Session, ...]:
             made = ExitStack()

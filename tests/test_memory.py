@@ -441,6 +441,36 @@ def test_two_sessions_of_one_process_take_turns(db, fresh):
         assert b.believes("Q", "k.s").values == ["2"]
 
 
+
+def test_a_catch_up_that_fails_midway_leaves_the_session_where_it_was(db, fresh, monkeypatch):
+    """A change that fails to check while catching up (here the second of three, made to
+    fail) leaves the checker and the engine at the revision they had: the next catch-up
+    replays all three once, not the first twice."""
+    from tomc.dsl.checker import LiveChecker
+    name = fresh("catch_up_whole")
+    with Session.attach(name, db=db) as a, Session.attach(name, db=db) as b:
+        a.apply("agents P, Q")
+        b.history()  # b is at the declaration
+        a.apply("P sets k.s = 1")
+        a.apply("Q sets k.s = 2")
+        a.apply("P sets k.s = 3")
+        add_text, calls = LiveChecker.add_text, []
+
+        def second_fails(self, text, *args, **kwargs):
+            calls.append(text)
+            if len(calls) == 2:
+                raise DatabaseUnavailable("made to fail")
+            return add_text(self, text, *args, **kwargs)
+
+        monkeypatch.setattr(LiveChecker, "add_text", second_fails)
+        with pytest.raises(DatabaseUnavailable, match="made to fail"):
+            b.history()
+        monkeypatch.undo()
+        assert [e.step for e in b.history()] == [1, 2, 3]
+        assert b.believes("P", "k.s").values == ["3"]
+        assert b.apply("Q sets k.s = 4")[0].step == 4
+
+
 # ---------------------------------------------------------------- faults
 
 KILLED = """

@@ -252,12 +252,21 @@ class LiveScenario:
         """Replay what other writers committed since this scenario's revision, then take
         the engine's state from the graphs."""
         reached, changes = self.engine.changes_since(self.engine.revision)
-        for revision, text in changes:
-            before = self.checker.state
-            self.checker.add_text(text, CHANGES, path="<memory>")
-            after = self.checker.state
-            events = [self.checker.number(i, self.line_base + revision)
-                      for i in range(len(before.events), len(after.events))]
-            self.engine.follow(list(after.agents[len(before.agents):]),
-                               list(after.rooms[len(before.rooms):]), events)
+        # Checked whole before the engine is told: a change that fails to check leaves
+        # both where they were (the checker back at its mark), never one ahead.
+        mark, told = self.checker.mark(), []
+        try:
+            for revision, text in changes:
+                before = self.checker.state
+                self.checker.add_text(text, CHANGES, path="<memory>")
+                after = self.checker.state
+                events = [self.checker.number(i, self.line_base + revision)
+                          for i in range(len(before.events), len(after.events))]
+                told.append((list(after.agents[len(before.agents):]),
+                             list(after.rooms[len(before.rooms):]), events))
+        except BaseException:
+            self.checker.reset(mark)
+            raise
+        for agents, rooms, events in told:
+            self.engine.follow(agents, rooms, events)
         self.engine.reload(reached)

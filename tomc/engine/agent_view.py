@@ -55,8 +55,8 @@ def seen_key(graphs: GraphNames, agent: str) -> str:
 def record(graphs: GraphNames, changes: Sequence, revision: int) -> list[tuple]:
     """The commands that record `changes` (events, or declarations as .tom text), committed
     as revision + 1, + 2, ...: each declaration in `public` under its revision, each event
-    in its witnesses' `seen` under its step, and the step reached. None for a file's
-    scenario."""
+    in its witnesses' `seen` under its step, and the step reached. [] (no command) for a
+    file's scenario."""
     if base(graphs) is None:
         return []
     commands, step = [], None

@@ -288,3 +288,34 @@ def test_an_mcp_http_agent_server_with_only_the_credential_checks_bearer_tokens(
             maya_user.redis.hkeys(tokens.TOKENS_KEY)
     finally:
         maya_user.close()
+
+
+def test_perspectives_read_after_the_view_moved_answer_as_of_the_view(served, tmp_path,
+                                                                       monkeypatch):
+    """A credential session reads its view and its mind's perspectives one after the other
+    (its user may not run MULTI). Here the race is made: the perspectives are read after an
+    event moved a key to a deeper perspective (Maya > Billing starts to own it), the view
+    not. The answer is still the view's step's: copy-on-write keeps the history it copies
+    (copy.cypher), so the new owner read as of that step holds what the chain held."""
+    from tomc.engine.agent_live import ViewedMemory
+    db, _ = served
+    with Session.attach(NAME, db=db) as s:
+        s.apply("Billing enters chat\nMaya sets race.j = 1\nBilling exits chat")
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=url, as_agent="Maya") as own:
+        nested, mine = own.believes(["Maya", "Billing"], "race.j"), own.believes("Maya",
+                                                                                "race.j")
+        assert nested.values == mine.values == ["1"]
+        with Session.attach(NAME, db=db) as s:
+            s.apply("Maya sets race.j = 2")  # Billing is out: Maya > Billing keeps 1
+            graphs = s._live.engine.graphs
+            owners = db.read(graphs.mind("Maya"), "MATCH (p:P) RETURN p.agents AS a, "
+                             "p.owns AS o", {})
+            assert any(r["a"] == ["Maya", "Billing"] and "race.j" in r["o"] for r in owners)
+        monkeypatch.setattr(ViewedMemory, "catch_up", lambda self: None)
+        own._live.engine.moved()  # the perspectives are read again, the view is not
+        assert own.believes(["Maya", "Billing"], "race.j") == nested
+        assert own.believes("Maya", "race.j") == mine
+        monkeypatch.undo()
+        assert own.believes("Maya", "race.j").values == ["2"]
+        assert own.believes(["Maya", "Billing"], "race.j").values == ["1"]

@@ -319,3 +319,32 @@ def test_perspectives_read_after_the_view_moved_answer_as_of_the_view(served, tm
         monkeypatch.undo()
         assert own.believes("Maya", "race.j").values == ["2"]
         assert own.believes(["Maya", "Billing"], "race.j").values == ["1"]
+
+
+
+def test_an_agent_perceives_no_unseen_peeker_and_not_the_event_it_missed():
+    """docs/semantics.md section 3, "Peeking and distraction", on the events a scenario's
+    checker makes (a memory refuses peeks and distractions today, E144; its views and its
+    agents' histories go through `perceived` all the same): a peeker is unseen, and a
+    distracted listener missed the event. Maya's copy of the peeked event has no peeker
+    and she has none of the one she missed; the peeker's copy names only itself; nobody's
+    says who was distracted."""
+    from tomc.dsl.checker import check_text
+    from tomc.engine.agent_view import perceived
+    result = check_text("scenario s {\n agents Maya, Billing, Eve, Kim\n rooms chat, hall\n"
+                        " Maya, Billing enter chat\n Eve, Kim enter hall\n Eve peeks\n"
+                        " Kim peeks\n Billing says peek.k = 1\n Maya is distracted\n"
+                        " Billing says missed.k = 2\n}\n", "s.tom")
+    assert result.ok, result.diagnostics
+    events = {e.text.split(" = ")[0]: e for e in result.scenarios[0].events}
+    peeked, missed = events["Billing says peek.k"], events["Billing says missed.k"]
+    assert set(peeked.peekers) == {"Eve", "Kim"} and missed.distracted == ("Maya",)
+    assert set(perceived(peeked, "Maya").witnesses) == {"Billing", "Maya"}
+    assert perceived(peeked, "Maya").peekers == ()
+    assert set(perceived(peeked, "Eve").witnesses) == {"Billing", "Maya", "Eve"}
+    assert perceived(peeked, "Eve").peekers == ("Eve",)
+    assert perceived(missed, "Maya") is None and perceived(peeked, "Nobody") is None
+    assert perceived(missed, "Billing").distracted == ()
+    assert "Maya" in perceived(missed, "Billing").witnesses
+    entered = next(e for e in result.scenarios[0].events if "Maya" in e.witnesses)
+    assert perceived(entered, "Maya") is entered  # no peeker, nobody distracted: as it is

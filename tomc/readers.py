@@ -12,6 +12,7 @@ from tomc.analysis import answer as analyses
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine import agent_view
 from tomc.engine.live import LiveScenario
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import queries, submit
@@ -81,7 +82,9 @@ class AgentReader(EngineReader):
         return dataclasses.replace(self.live.scenario, events=history())
 
     def events(self, events: list[AnyEvent]) -> list[AnyEvent]:
-        return [e for e in events if self.agent in e.witnesses]
+        """The events the agent perceived, as it perceived them (its view holds the same)."""
+        seen = (agent_view.perceived(e, self.agent) for e in events)
+        return [e for e in seen if e is not None]
 
     def writable(self) -> None:
         raise AccessDenied(f"this session reads as {self.agent}: it cannot write "

@@ -5,9 +5,9 @@ same MULTI/EXEC as the change they record, so a reader never sees one torn from 
 - `tomem:{NAME}:public`: `header` (the memory's policy and scenario line, .tom text),
   `step` (the memory's step) and, under its revision, every declaration (`agents`,
   `rooms` and clock lines, canonical .tom text): what every agent of the memory may read.
-- `tomem:{NAME}:seen:AGENT`: the events AGENT witnessed, field the step, value the event
-  whole (tomc/engine/event_codec.py JSON: kind, text, line, witnesses, fact, ...): only
-  AGENT's user may read it (tomc/runtime/acl.py).
+- `tomem:{NAME}:seen:AGENT`: the events AGENT perceived, field the step, value the event
+  as AGENT perceived it (`perceived`; tomc/engine/event_codec.py JSON: kind, text, line,
+  witnesses, fact, ...): only AGENT's user may read it (tomc/runtime/acl.py).
 
 A commit adds one HSET per witness and one to `public` (microseconds beside its graph
 statements); an undone event's fields are deleted in the undo's transaction
@@ -21,7 +21,7 @@ statements); an undone event's fields are deleted in the undo's transaction
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import redis
@@ -64,13 +64,34 @@ def record(graphs: GraphNames, changes: Sequence, revision: int) -> list[tuple]:
         if isinstance(change, str):
             commands.append(("HSET", public_key(graphs), str(revision + n), change))
             continue
-        value = json.dumps(event_codec.dump(change))
-        commands += [("HSET", seen_key(graphs, agent), str(change.step), value)
-                     for agent in change.witnesses]
+        for agent in change.witnesses:
+            seen = perceived(change, agent)
+            if seen is not None:
+                commands.append(("HSET", seen_key(graphs, agent), str(change.step),
+                                 json.dumps(event_codec.dump(seen))))
         step = change.step
     if step is not None:
         commands.append(("HSET", public_key(graphs), "step", str(step)))
     return commands
+
+
+def perceived(event: AnyEvent, agent: str) -> Optional[AnyEvent]:
+    """`event` as `agent` perceived it (docs/semantics.md section 3, "Peeking and
+    distraction"), what its view and its session's history hold: None when it did not (not
+    a witness, or distracted: it missed the event, text and all); else the event without
+    what `agent` cannot know: a peeker is unseen, so the others' copies leave the peekers
+    out (a peeker's keeps itself, not other peekers), and nobody knows who was distracted
+    (the others think they saw it). A memory refuses peeks and distractions today (E144):
+    this keeps its views right the day it takes them."""
+    distracted = getattr(event, "distracted", ())
+    if agent not in event.witnesses or agent in distracted:
+        return None
+    peekers = getattr(event, "peekers", ())
+    unseen = {p for p in peekers if p != agent}
+    if not unseen and not distracted:
+        return event
+    return replace(event, witnesses=tuple(w for w in event.witnesses if w not in unseen),
+                   peekers=tuple(p for p in peekers if p == agent), distracted=())
 
 
 def forget(graphs: GraphNames, steps: Sequence[int]) -> list[tuple]:

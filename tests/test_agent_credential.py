@@ -348,3 +348,42 @@ def test_an_agent_perceives_no_unseen_peeker_and_not_the_event_it_missed():
     assert "Maya" in perceived(missed, "Billing").witnesses
     entered = next(e for e in result.scenarios[0].events if "Maya" in e.witnesses)
     assert perceived(entered, "Maya") is entered  # no peeker, nobody distracted: as it is
+
+
+def test_an_administrator_logged_in_by_name_serves_an_agent_as_the_administrator(served,
+                                                                                tmp_path):
+    """An administrator may log in as a named user (`redis://ops:PASSWORD@host`): an agent
+    server on that login is the administrator's (a supervisor session speaks for the agent),
+    not taken for the agent's own credential by its user name; `memory apply --as` with it
+    answers as the administrator's agent session does (which may not write, exit 4)."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    db, folder = served
+    secret = (folder / "admin.secret").read_text().strip()
+    db.redis.execute_command("ACL", "SETUSER", "ops", "reset", "on", ">" + secret, "~*", "&*",
+                             "+@all")
+    url = f"unix://ops:{secret}@{db.redis.connection_pool.connection_kwargs['path']}"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
+                                      "--db", url],
+        env=bare_env(tmp_path), cwd=str(REPO))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            said = await client.call_tool("say", {"key": "ops.topic", "value": "audits"})
+            return said.model_dump(by_alias=True, mode="json")
+
+    try:
+        said = anyio.run(scenario)
+        applied = tomc("memory", "apply", NAME, "Maya says ops.other = 1", "--as", "Maya",
+                       "--db", url, env=bare_env(tmp_path))
+    finally:
+        db.redis.execute_command("ACL", "DELUSER", "ops")
+    assert not said["isError"], said
+    assert applied.returncode == 4 and "cannot write" in applied.stderr, applied.stderr
+    with Session.attach(NAME, db=db) as s:
+        assert s.history()[-1].text == 'Maya says ops.topic = "audits"'

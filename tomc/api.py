@@ -328,6 +328,13 @@ class Session:
         return self._reader.scenario(self.history)
 
     @property
+    def own_credential(self) -> bool:
+        """Whether this session was attached with an agent's own credential alone: it reads
+        as that agent and speaks as it through the memory's applier (tomc/readers.py
+        `CredentialReader`), and no supervisor session can be attached beside it."""
+        return isinstance(self._reader, CredentialReader)
+
+    @property
     def step(self) -> int:
         """How many events have happened (as far as this session knows)."""
         with self._lock:

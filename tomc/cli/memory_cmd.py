@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional
 
+import redis
 import typer
 
 from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED,
@@ -103,7 +104,10 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     if key is not None and not key:
         fail("--key must not be empty", EXIT_BAD_INPUT, json_output)
     with database(db, data, json_output, interactive=True) as conn:
-        own = as_agent is not None and _own_credential(conn)
+        try:
+            own = as_agent is not None and _own_credential(conn, name)
+        except (redis.RedisError, DatabaseUnavailable) as err:
+            fail(f"FalkorDB unavailable: {err}", EXIT_NO_DATABASE, json_output)
         if own and conn.clustered:
             fail(f"{as_agent}'s own credential is for one server: on a cluster its user "
                  "cannot read the slot map (docs/security.md)", EXIT_NO_DATABASE, json_output)
@@ -147,11 +151,15 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
     raise typer.Exit(EXIT_OK)
 
 
-def _own_credential(conn) -> bool:
-    """Whether `conn` logs in as a user of its own (an agent's credential, `tomc token
-    credential`), not as the administrator (the default user)."""
-    return conn.redis.connection_pool.connection_kwargs.get("username") not in (None,
-                                                                                "default")
+def _own_credential(conn, name: str) -> bool:
+    """Whether `conn` logs in with an agent's own credential (`tomc token credential`), not
+    as an administrator (who may log in as a named user too): that user may not even ask
+    whether memory `name`'s incarnation key exists (tomc/runtime/acl.py)."""
+    try:
+        conn.shard(memory_key(name)).redis.exists(memory_key(name, "incarnation"))
+    except redis.exceptions.NoPermissionError:
+        return True
+    return False
 
 
 def _replied(name: str, reply: dict, json_output: bool) -> None:

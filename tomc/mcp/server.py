@@ -81,27 +81,22 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         # results carry a question's warnings (`warned`): not printed on stderr too
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", TomWarning)
-        # A connection logged in as a user of its own (`tomc token credential`) is an
-        # agent's: it may not attach a supervisor session (docs/security.md).
-        own_credential = database.redis.connection_pool.connection_kwargs.get(
-            "username") not in (None, "default")
-
         def sessions() -> tuple[Session, ...]:
             made = ExitStack()
             with made:
-                if agent is not None and own_credential:
-                    # Only the agent's credential: its one session reads as the agent and
-                    # speaks as the agent through the memory's applier.
-                    reader = made.enter_context(Session.attach(memory, db=database,
-                                                               as_agent=agent, create=False))
-                    made.pop_all()
-                    return (reader, reader)
-                writer = made.enter_context(Session.attach(
-                    memory, db=database, policy=policy, create=agent is None))
                 if agent is None:
+                    writer = made.enter_context(Session.attach(memory, db=database,
+                                                               policy=policy, create=True))
                     made.pop_all()
                     return (writer,)
                 reader = made.enter_context(Session.attach(memory, db=database, as_agent=agent,
+                                                           create=False))
+                if reader.own_credential:
+                    # Only the agent's credential: its one session reads as the agent and
+                    # speaks as the agent through the memory's applier.
+                    made.pop_all()
+                    return (reader, reader)
+                writer = made.enter_context(Session.attach(memory, db=database, policy=policy,
                                                            create=False))
                 made.pop_all()
                 return (writer, reader)

@@ -387,3 +387,24 @@ def test_an_administrator_logged_in_by_name_serves_an_agent_as_the_administrator
     assert applied.returncode == 4 and "cannot write" in applied.stderr, applied.stderr
     with Session.attach(NAME, db=db) as s:
         assert s.history()[-1].text == 'Maya says ops.topic = "audits"'
+
+
+def test_a_credential_write_no_applier_takes_is_refused_never_tried_here(served, tmp_path,
+                                                                          monkeypatch):
+    """A request no applier took is withdrawn; an administrator's session then writes it
+    itself, an agent's own credential cannot: AccessDenied, nothing written (not the
+    NoPermissionError of reading the idempotency records it may not read)."""
+    db, _ = served
+    url = credential(db, tmp_path)
+    with Session.attach(NAME, db=url, as_agent="Maya") as own:
+        step = own.step
+
+        def no_applier(*args, **kwargs):
+            raise submit.NoApplier()
+
+        monkeypatch.setattr(submit, "submit", no_applier)
+        with pytest.raises(AccessDenied, match="none took the write"):
+            own.apply("Maya says lost.k = 1", idempotency_key="lost-1")
+        monkeypatch.undo()
+    with Session.attach(NAME, db=db) as s:
+        assert s.step == step

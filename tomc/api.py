@@ -271,9 +271,15 @@ class Session:
                 reader = AgentReader(live, as_agent, agent_db)
         except redis.exceptions.NoPermissionError as err:
             stack.close()
+            if as_agent is None:
+                raise AccessDenied(
+                    f"this connection is an agent's own credential ({err}): attach with "
+                    "as_agent set to that agent (docs/security.md)") from None
             raise AccessDenied(
-                f"this connection is an agent's own credential ({err}): attach with "
-                "as_agent set to that agent (docs/security.md)") from None
+                f"this connection may not read {as_agent}'s view of memory {label!r} ({err}): "
+                f"it is another agent's credential, or one issued before this tomc; `tomc "
+                f"token credential {label} --agent {as_agent}` issues {as_agent}'s (and "
+                "repairs its user) (docs/security.md)") from None
         except BaseException:
             stack.close()
             raise
@@ -385,14 +391,21 @@ class Session:
                 return self._live.apply(parsed, "<apply>", after_step)
             key = idempotency_key or uuid.uuid4().hex
             db = self._live.engine.db  # on a cluster, the memory's shard
-            if self._served(db):
+            # An agent's own credential was found served by `_writable`, and can write
+            # only through the applier.
+            if self.own_credential or self._served(db):
                 try:
                     return self._submitted(text or "\n".join(format_statement(s)
                                                               for s in parsed),
                                            after_step, key,
                                            any(isinstance(s, DECLARATIONS) for s in parsed))
                 except submit.NoApplier:
-                    pass  # withdrawn: nothing of it applied; write it here
+                    if self.own_credential:
+                        raise AccessDenied(
+                            f"{self._reader.submits_as}'s own credential writes only through "
+                            f"the memory's applier, and none took the write (is `tomc serve` "
+                            "running? docs/security.md)") from None
+                    # withdrawn: nothing of it applied; write it here
             done = writes.recorded(db, self.memory, key, len(parsed)) if idempotency_key \
                 else [None] * len(parsed)
             return writes.write(self._live, self.memory, parsed, key, after_step, done)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Optional, Sequence
 
+import redis
+
 from tomc.analysis import answer as analyses
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
@@ -17,7 +19,7 @@ from tomc.engine.live import LiveScenario
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import queries, submit
 from tomc.runtime.connection import Database
-from tomc.runtime.errors import AccessDenied
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 from tomc.runtime.graph_view import GraphView
 
 
@@ -139,7 +141,12 @@ class CredentialReader(AgentReader):
         self.memory = memory
 
     def writable(self) -> None:
-        if not submit.serving(self.db.redis, self.memory if self.db.clustered else None):
+        try:
+            served = submit.serving(self.db.redis, self.memory if self.db.clustered else None)
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not ask whether the memory's applier runs: "
+                                      f"{err}") from None
+        if not served:
             raise AccessDenied(f"{self.agent}'s own credential writes only through the "
                                "memory's applier, and no `tomc serve` runs on this server "
                                "(docs/security.md)")

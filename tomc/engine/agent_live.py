@@ -106,10 +106,19 @@ class ViewedMemory:
     def catch_up(self) -> None:
         """Read the view again if the memory's revision moved since it was read."""
         graphs = self.engine.graphs
-        if self.revision is not None and agent_view.revision(self.engine.db, graphs) \
-                == self.revision:
-            return
-        view = agent_view.read(self.engine.db, graphs, self.agent)
+        try:
+            if self.revision is not None and agent_view.revision(self.engine.db, graphs) \
+                    == self.revision:
+                return
+            view = agent_view.read(self.engine.db, graphs, self.agent)
+        except redis.exceptions.NoPermissionError as err:
+            raise AccessDenied(
+                f"this connection may not read {self.agent}'s view of memory {self.name!r} "
+                f"({err}): it is another agent's credential, or one issued before this tomc; "
+                f"`tomc token credential {self.name} --agent {self.agent}` issues "
+                f"{self.agent}'s (and repairs its user) (docs/security.md)") from None
+        except redis.RedisError as err:
+            raise DatabaseUnavailable(f"could not read {self.agent}'s view: {err}") from None
         if view is None:
             raise AccessDenied(
                 f"memory {self.name!r} has no view for its agents yet (made by an older "

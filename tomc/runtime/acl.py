@@ -1,5 +1,7 @@
 """Private minds: one FalkorDB ACL user per agent of a memory, allowed `GRAPH.RO_QUERY`
-(and PING) on that agent's mind graph and nothing else (docs/falkordb.md checks 5.1-5.12).
+(and PING) on that agent's mind graph (docs/falkordb.md checks 5.1-5.12), and through
+selectors, each one command on named keys, to submit its own speech to the memory's applier
+(`submitting`) and to read its view of the world and one token record by id (`reading`).
 
 - The key pattern is the mind graph's exact name: `graph_key` turns the glob characters
   `*?[]\\` of agent and memory names into `%XX`, so a name can never widen it (check 5.8);

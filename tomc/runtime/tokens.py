@@ -6,7 +6,10 @@ A token reads `tomc_<token_id>_<secret>`: `token_id` (12 hex digits) names it in
 and `revoke`; `secret` (43 url-safe characters, 256 random bits) is shown once, when it is
 issued, and never stored: the server keeps its SHA-256 only, in the hash TOKENS_KEY
 {token_id: JSON {"sha256", "memory", "agent", "issued"}} (docs/storage.md). An agent's
-FalkorDB user cannot read it (its one key pattern is its mind graph: tomc/runtime/acl.py).
+FalkorDB user may HGET one record by its id (its own `tomc mcp --http` checks the tokens it
+is sent), any memory's, and can neither list the ids nor read the hash whole
+(tomc/runtime/acl.py `reading`): a record holds a digest, never a secret, and the ids are 48
+random bits.
 
     secret = issue(db, "support", "Maya")        # agent None: the memory's supervisor
     verify(db, secret)  -> Grant(memory="support", agent="Maya", token_id="3f9c...")

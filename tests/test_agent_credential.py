@@ -135,6 +135,30 @@ def credential(db, tmp_path, agent="Maya") -> str:
     return issued.stdout.strip()
 
 
+def agent_server_calls(url: str, home: Path, calls: list[tuple[str, dict]]) -> list[dict]:
+    """`tomc mcp --memory NAME --agent Maya --db URL` on stdio, in an environment holding
+    nothing of the test's, driven by the official MCP SDK's client: each (tool, arguments)
+    called in order, the results as JSON."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
+                                      "--db", url],
+        env=bare_env(home), cwd=str(REPO))
+
+    async def session():
+        async with stdio_client(params) as (read, write), \
+                ClientSession(read, write) as client:
+            await client.initialize()
+            return [(await client.call_tool(tool, arguments)).model_dump(by_alias=True,
+                                                                           mode="json")
+                    for tool, arguments in calls]
+
+    return anyio.run(session)
+
+
 def test_a_session_attached_with_only_the_credential_reads_as_an_admin_agent_session(
         served, tmp_path):
     db, _ = served
@@ -209,30 +233,13 @@ def test_a_memory_made_before_the_views_gets_them_from_the_credentials_issue(ser
 def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served, tmp_path):
     """`tomc mcp --agent Maya --db CREDENTIAL` (stdio), its environment holding no secret
     and the folder's admin secret unreadable: driven by the official MCP SDK's client."""
-    import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     db, folder = served
     url = credential(db, tmp_path)
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
-                                      "--db", url],
-        env=bare_env(tmp_path), cwd=str(REPO))
-
-    async def scenario():
-        async with stdio_client(params) as (read, write), \
-                ClientSession(read, write) as client:
-            await client.initialize()
-            said = await client.call_tool("say", {"key": "mcp.topic", "value": "refunds"})
-            mine = await client.call_tool("my_beliefs", {})
-            theirs = await client.call_tool("what_do_i_think", {"key": "mcp.topic",
-                                                                "chain": ["Billing"]})
-            return [r.model_dump(by_alias=True, mode="json") for r in (said, mine, theirs)]
-
     (folder / "admin.secret").chmod(0)
     try:
-        said, mine, theirs = anyio.run(scenario)
+        said, mine, theirs = agent_server_calls(url, tmp_path, [
+            ("say", {"key": "mcp.topic", "value": "refunds"}), ("my_beliefs", {}),
+            ("what_do_i_think", {"key": "mcp.topic", "chain": ["Billing"]})])
     finally:
         (folder / "admin.secret").chmod(0o600)
     assert not said["isError"], said
@@ -356,29 +363,14 @@ def test_an_administrator_logged_in_by_name_serves_an_agent_as_the_administrator
     server on that login is the administrator's (a supervisor session speaks for the agent),
     not taken for the agent's own credential by its user name; `memory apply --as` with it
     answers as the administrator's agent session does (which may not write, exit 4)."""
-    import anyio
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     db, folder = served
     secret = (folder / "admin.secret").read_text().strip()
     db.redis.execute_command("ACL", "SETUSER", "ops", "reset", "on", ">" + secret, "~*", "&*",
                              "+@all")
     url = f"unix://ops:{secret}@{db.redis.connection_pool.connection_kwargs['path']}"
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tomc", "mcp", "--memory", NAME, "--agent", "Maya",
-                                      "--db", url],
-        env=bare_env(tmp_path), cwd=str(REPO))
-
-    async def scenario():
-        async with stdio_client(params) as (read, write), \
-                ClientSession(read, write) as client:
-            await client.initialize()
-            said = await client.call_tool("say", {"key": "ops.topic", "value": "audits"})
-            return said.model_dump(by_alias=True, mode="json")
-
     try:
-        said = anyio.run(scenario)
+        (said,) = agent_server_calls(url, tmp_path,
+                                     [("say", {"key": "ops.topic", "value": "audits"})])
         applied = tomc("memory", "apply", NAME, "Maya says ops.other = 1", "--as", "Maya",
                        "--db", url, env=bare_env(tmp_path))
     finally:

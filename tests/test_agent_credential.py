@@ -189,7 +189,7 @@ def test_a_session_attached_with_only_the_credential_reads_as_an_admin_agent_ses
                     lambda: maya.redis.get(memory_key(NAME, "incarnation"))):
         with pytest.raises(redis.exceptions.NoPermissionError):
             command()
-    with pytest.raises(AccessDenied):  # Maya's credential is not Billing's
+    with pytest.raises(AccessDenied, match="another agent's credential"):  # not Billing's
         Session.attach(NAME, db=maya, as_agent="Billing")
     maya.close()
 

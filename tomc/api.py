@@ -271,15 +271,11 @@ class Session:
                 reader = AgentReader(live, as_agent, agent_db)
         except redis.exceptions.NoPermissionError as err:
             stack.close()
-            if as_agent is None:
-                raise AccessDenied(
-                    f"this connection is an agent's own credential ({err}): attach with "
-                    "as_agent set to that agent (docs/security.md)") from None
+            # (With as_agent set, a view the credential may not read is refused by
+            # agent_live, naming the credential to issue.)
             raise AccessDenied(
-                f"this connection may not read {as_agent}'s view of memory {label!r} ({err}): "
-                f"it is another agent's credential, or one issued before this tomc; `tomc "
-                f"token credential {label} --agent {as_agent}` issues {as_agent}'s (and "
-                "repairs its user) (docs/security.md)") from None
+                f"this connection is an agent's own credential ({err}): attach with "
+                "as_agent set to that agent (docs/security.md)") from None
         except BaseException:
             stack.close()
             raise

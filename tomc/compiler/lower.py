@@ -29,6 +29,11 @@ from tomc.dsl.program import (AnyEvent, Communication, Handoff, Observation, Pre
                               ScenarioModel)
 
 FactRow = dict[str, Any]
+# A memory's world graph's range indexes, by label: the template that makes each, so that a
+# write or read finds what it asks by key, never by a walk of the memory's history
+# (told.cypher, read_applied.cypher; docs/storage.md, "What each event costs").
+WORLD_INDEXES = {"Heard": "index_heard.cypher", "Event": "index_events.cypher",
+                 "Declaration": "index_declarations.cypher"}
 
 
 class Compiler:
@@ -62,6 +67,14 @@ class Compiler:
                           {"name": s.name, "policy": s.policy.name, "agents": s.agents,
                            "rooms": s.rooms, "rev": rev, "text": text}, origin)
         return [world, *self._minds({c: [] for c in s.chains()}, origin, 0)]
+
+    def indexes(self) -> list[Statement]:
+        """The world graph's indexes (WORLD_INDEXES): what a memory, which lives long,
+        makes with its world graph; a scenario run from a file is small and short-lived,
+        and goes without (each index costs a graph ~150 KB: docs/falkordb.md check 7.6)."""
+        origin = (self.scenario.line, f"scenario {self.scenario.name}")
+        return [Statement(WORLD, template, render(template), {}, origin)
+                for template in WORLD_INDEXES.values()]
 
     def declare(self, agents: list[str], rooms: list[str], rev: int, text: str,
                 origin: tuple[int, str]) -> list[Statement]:

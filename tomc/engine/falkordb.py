@@ -24,7 +24,7 @@ import redis
 
 from tomc.analysis.handoff import handed_over
 from tomc.answers import Answer
-from tomc.compiler.lower import Compiler
+from tomc.compiler.lower import WORLD_INDEXES, Compiler
 from tomc.compiler.perspectives import Perspectives
 from tomc.compiler.plan import WORLD, EventPlan, GraphNames, Statement, graph_names
 from tomc.compiler.reads import Bindings, reads_for
@@ -40,8 +40,8 @@ from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import (answer, answer_from_rows, belief_read, ready, ready_from_rows,
-                                  ready_read)
+from tomc.runtime.queries import (answer, answer_from_rows, belief_cypher, belief_read, ready,
+                                  ready_from_rows, ready_read)
 from tomc.runtime.transactions import Writer
 
 # A run sends its statements in batches of at most this many (one round trip each).
@@ -78,6 +78,8 @@ class FalkorEngine:
         # The compiler's state is not the graphs' (caught up, or a failed group): reload it
         # before compiling (`_loaded`).
         self._stale = False
+        # Whether the world graph is known to have its indexes (`_indexed`).
+        self._indexed_world = False
 
     @property
     def stats(self) -> RunStats:
@@ -388,14 +390,19 @@ class FalkorEngine:
         commands = []
         for query in queries:
             graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
-            commands.append(query_command(graph, render(template), params, read_only=True))
+            commands.append(query_command(graph, belief_cypher(template), params,
+                                          read_only=True))
         replies = self.executor.read_all(commands, [(q.line, q.text) for q in queries])
         return [answer_from_rows(q, reply_rows(r)) for q, r in zip(queries, replies)]
 
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""
-        rows = self._rows_if_current(belief_read(self.graphs, query, self.owner_id(query)))
+        graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
+        # Answered only if the revision is still this engine's: the graph then holds
+        # nothing after its step, and a read of that step needs only open versions.
+        cypher = belief_cypher(template, current=query.step >= self._step)
+        rows = self._rows_if_current((graph, cypher, params))
         return None if rows is None else answer_from_rows(query, rows)
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
@@ -403,15 +410,16 @@ class FalkorEngine:
 
     def ready_if_current(self, query: ReadyQuery) -> Optional[ReadyAnswer]:
         """Like `answer_if_current`: the read and the revision check in one round trip."""
-        rows = self._rows_if_current(ready_read(self.graphs, query))
+        graph, template, params = ready_read(self.graphs, query)
+        rows = self._rows_if_current((graph, render(template), params))
         return None if rows is None else ready_from_rows(query, rows)
 
     def _rows_if_current(self, read: tuple[str, str, dict]) -> Optional[list[dict]]:
-        """The rows of a (graph, template, parameters) read sent with the revision check on
+        """The rows of a (graph, Cypher, parameters) read sent with the revision check on
         the writer's connection; None if another writer committed since `revision`."""
-        graph, template, params = read
+        graph, cypher, params = read
         revision, (reply,) = self.attach_writer().read_current(
-            [query_command(graph, render(template), params, read_only=True)])
+            [query_command(graph, cypher, params, read_only=True)])
         return reply_rows(reply) if revision == self.revision else None
 
     def view(self, step: int) -> GraphView:
@@ -494,6 +502,23 @@ class FalkorEngine:
 
     # ---------------------------------------------------------------- state from the graphs
 
+    def _indexed(self) -> None:
+        """A memory stored before one of the world graph's indexes (lower.WORLD_INDEXES)
+        gets it, and one `Heard` node per first hearing (told.cypher); once per engine, one
+        read when there is nothing to do."""
+        check = Statement(WORLD, "read_range_indexes.cypher",
+                          render("read_range_indexes.cypher"), {}, (0, "upgrading"))
+        made = {row["label"] for row in self.executor.read(self.graphs, check)
+                if row["properties"]}
+        missing = [template for label, template in WORLD_INDEXES.items() if label not in made]
+        if "Heard" not in made:
+            missing.append("upgrade_heard.cypher")
+        if missing:
+            self.executor.execute(self.graphs, [
+                Statement(WORLD, template, render(template), {}, (0, "upgrading"))
+                for template in missing])
+        self._indexed_world = True
+
     def load_perspectives(self) -> None:
         """Rebuild the compiler's knowledge of which chain owns which key and of the open
         versions, and the directory of perspective ids, from the graphs (a writer that
@@ -506,6 +531,8 @@ class FalkorEngine:
                 Statement(agent, upgrade.template, upgrade.cypher, {}, upgrade.origin)
                 for agent in self.scenario.agents)])
             found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
+        if not self._indexed_world:
+            self._indexed()
         held = Held()
         held.load(found.pop(None))
         perspectives = Perspectives(self.scenario.chains())

@@ -32,7 +32,7 @@ import uuid
 import redis
 
 from tomc.compiler.lower import Compiler
-from tomc.compiler.plan import GraphNames, graph_key
+from tomc.compiler.plan import WORLD, GraphNames, graph_key
 from tomc.compiler.templates import render
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
@@ -90,15 +90,19 @@ def create(db: Database, scenario: ScenarioModel, header: str) -> bool:
     WATCHed, so exactly one creates it and the other finds it made."""
     graphs = memory_graphs(scenario.name)
     db = db.shard(graphs.world)
-    setup = Compiler(scenario).setup(rev=0, text=header)
-    world = setup[0]
+    compiler = Compiler(scenario)
+    # the world graph and its indexes (no agents yet: no mind graph)
+    world = [s for s in compiler.setup(rev=0, text=header) if s.graph == WORLD]
+    world += compiler.indexes()
     try:
         with db.redis.pipeline(transaction=True) as pipe:
             pipe.watch(graphs.revision_key)
             if pipe.exists(graphs.revision_key) or pipe.exists(graphs.world):
                 return False
             pipe.multi()
-            pipe.execute_command(*query_command(graphs.world, world.cypher, world.params))
+            for statement in world:
+                pipe.execute_command(*query_command(graphs.world, statement.cypher,
+                                                    statement.params))
             pipe.set(graphs.revision_key, 0)
             for command in agent_view.header(graphs, header):
                 pipe.execute_command(*command)

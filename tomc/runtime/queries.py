@@ -23,18 +23,26 @@ def belief_read(graphs: GraphNames, query: QueryModel,
                 owner: Optional[int]) -> tuple[str, str, dict]:
     """(graph name, template, parameters) of the Cypher read behind an expect or ask;
     `owner` is the node id of the perspective that stores the key for the query's chain
-    (FalkorEngine.owner_id; None where no graph is at hand: `tomc compile`)."""
+    (FalkorEngine.owner_id; None where no graph is at hand: `tomc compile`). Render the
+    template with `belief_cypher`."""
     graph = graphs.mind(query.chain[0]) if query.chain else graphs.world
     template = "read_valid.cypher" if query.on_date else "read_belief.cypher"
     return graph, template, {"owner": owner, "key": query.key, "step": query.step,
                              "date": query.on_date}
 
 
+def belief_cypher(template: str, current: bool = False) -> str:
+    """The Cypher of a belief read's `template`. `current`: the caller knows the graph
+    holds no event after the query's step, so a read of knowledge time walks only the
+    owner's open versions (read_belief.cypher)."""
+    return render(template, current=current and template == "read_belief.cypher")
+
+
 def answer(db: Database, graphs: GraphNames, query: QueryModel,
            owner: Optional[int]) -> Answer:
     """Evaluate one expect or ask at its step, on the scenario's `graphs`."""
     graph, template, params = belief_read(graphs, query, owner)
-    return answer_from_rows(query, db.read(graph, render(template), params))
+    return answer_from_rows(query, db.read(graph, belief_cypher(template), params))
 
 
 def answer_from_rows(query: QueryModel, rows: list[dict]) -> Answer:

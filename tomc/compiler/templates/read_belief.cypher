@@ -1,7 +1,13 @@
 // belief(chain, key, step): the values held at that step (knowledge time), read from the
 // chain's owner of the key, with the event behind each (stored on the version).
 {% include "owner_by_id.cypher" %}
-MATCH (owner)-[:HOLDS|HELD]->(b:V)
+{# From the owner (`WITH`: else FalkorDB plans a scan of every version of the graph and a
+    walk back to the owner). `current`: the caller knows the graph holds no event after
+    $step (engine.answer_if_current), so what is held then is open: only the owner's open
+    versions (HOLDS, one per key and value it holds now) are walked, whatever the history.
+    An earlier step walks its closed versions too. -#}
+WITH owner
+MATCH (owner)-[:{{ "HOLDS" if current | default(false) else "HOLDS|HELD" }}]->(b:V)
 WHERE b.key = $key AND b.since <= $step AND (b.until IS NULL OR b.until > $step)
 OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
 WITH b, collect(rival.value) AS contested

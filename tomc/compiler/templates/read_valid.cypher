@@ -3,6 +3,8 @@
 // known at this step: an interval closed by a later event is still open here (docs/semantics.md
 // 5.3: an answer about step s does not change when later events are added).
 {% include "owner_by_id.cypher" %}
+{# From the owner (read_belief.cypher says why): its versions, open and closed. -#}
+WITH owner
 MATCH (owner)-[:HOLDS|HELD]->(b:V)
 WHERE b.key = $key AND b.since <= $step
   AND coalesce(b.valid_from, '') <= $date

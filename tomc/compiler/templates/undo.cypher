@@ -43,6 +43,7 @@ CALL {
 CALL { MATCH (e:Event) WHERE e.step = $step DETACH DELETE e }
 {% if world -%}
 CALL { MATCH ()-[told:TOLD]->() WHERE told.step = $step DELETE told }
+CALL { MATCH (heard:Heard) WHERE heard.step = $step DELETE heard }
 CALL { MATCH ()-[stay:IN]->() WHERE stay.since = $step DELETE stay }
 CALL { MATCH ()-[stay:IN]->() WHERE stay.until = $step SET stay.until = null }
 CALL { MATCH (memory:Memory) WHERE memory.step >= $step SET memory.step = $step - 1 }

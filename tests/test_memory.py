@@ -129,6 +129,48 @@ def test_a_memory_stored_before_version_ids_is_upgraded_when_attached(db, fresh)
         assert later.believes("Maya", "refund.status", at_step=2).to_json() == before
 
 
+def test_a_memory_stored_before_its_indexes_gets_them_and_its_hearings(db, fresh):
+    """A world graph written before the index of hearings (told.cypher) and those of events
+    and declarations: attaching makes the indexes and one `Heard` node per first hearing,
+    so a value told again is not taken for a first hearing (explain follows one path)."""
+    name = fresh("before_heard")
+    told = "Finance tells Maya refund.status = approved"
+    with Session.attach(name, db=db) as first:
+        first.apply("agents Maya, Finance, Billing")
+        first.apply(told)
+        world = db.graph(memory.memory_graphs(name).world)
+    world.query("MATCH (h:Heard) DELETE h")
+    for label, properties in (("Heard", ("agent", "key", "value")),
+                              ("Event", ("step", "rev")), ("Declaration", ("rev",))):
+        for name_ in properties:  # FalkorDB drops an index one property at a time
+            world.query(f"DROP INDEX FOR (h:{label}) ON (h.{name_})")
+    assert world.query("CALL db.indexes() YIELD label RETURN count(label)").result_set == [[0]]
+    with Session.attach(name, db=db) as later:
+        later.apply("Billing tells Maya refund.status = approved")
+        path = later.explain("Maya", "refund.status").to_json()
+    labels = {row[0] for row in world.query("CALL db.indexes() YIELD label RETURN label")
+              .result_set}
+    assert labels == {"Heard", "Event", "Declaration"}
+    firsts = world.query("MATCH (s:Agent)-[t:TOLD]->(:Agent {name: 'Maya'}) "
+                         "RETURN s.name, t.first ORDER BY t.step").result_set
+    assert firsts == [["Finance", True], ["Billing", False]]
+    assert path == later_path(name, db)
+
+
+def later_path(name: str, db) -> dict:
+    """explain of Maya's refund.status on a memory written whole by this tomc."""
+    other = name + "_now"
+    memory.drop(db, other)
+    try:
+        with Session.attach(other, db=db) as now:
+            now.apply("agents Maya, Finance, Billing")
+            now.apply("Finance tells Maya refund.status = approved")
+            now.apply("Billing tells Maya refund.status = approved")
+            return now.explain("Maya", "refund.status").to_json()
+    finally:
+        memory.drop(db, other)
+
+
 def test_a_writer_that_attaches_keeps_the_disputes_it_reads(db, fresh, tmp_path):
     """The engine resolves from the versions it reads on attaching (read_open.cypher), with
     their support and rivals: a dated supersede after attaching keeps the dispute and takes

@@ -152,3 +152,30 @@ def test_a_belief_read_of_now_walks_only_the_owners_open_versions(db, fresh, cha
                      for line in db.redis.execute_command("GRAPH.EXPLAIN", graph, text))
     assert "Label Scan" not in plan
     assert "MATCH (owner)-[:HOLDS]->(b:V)" in text  # open versions only: HELD is not walked
+
+
+def test_a_question_after_another_writer_reads_one_chain_not_every_mind(db, fresh):
+    """A session behind another writer answers from the chain asked (its owner found inside
+    the read), without loading every mind's perspectives and open versions; right also when
+    the other writer's event moved the key to a deeper chain (copy-on-write)."""
+    name = fresh("plans_behind")
+    agents = agent_names(4)
+    with Session.attach(name, db=db) as reader, Session.attach(name, db=db) as writer:
+        for statement in setup_statements(agents):
+            writer.apply(statement)
+        writer.apply("agent1 announces ticket0.status = open")
+        assert reader.believes(["agent0", "agent1"], "ticket0.status").values == ["open"]
+        writer.apply("agent0 exits hall")
+        writer.apply("agent1 announces ticket0.status = closed")  # agent0 > agent1 diverges
+        writer.apply("agent2 tells agent0 ticket0.status = moved")
+        with recorded() as sent:
+            deeper = reader.believes(["agent0", "agent1"], "ticket0.status")
+            root = reader.believes("agent0", "ticket0.status")
+            truth = reader.truth("ticket0.status")
+        assert deeper.to_json() == writer.believes(["agent0", "agent1"],
+                                                   "ticket0.status").to_json()
+        assert root.to_json() == writer.believes("agent0", "ticket0.status").to_json()
+        assert truth.to_json() == writer.truth("ticket0.status").to_json()
+    loads = [t for _, t in sent if "// The open versions of every perspective" in t
+             or "// Every perspective of a mind graph" in t]
+    assert loads == []

@@ -344,9 +344,10 @@ class Session:
 
     @_serialised
     def refresh(self) -> None:
-        """Take in what other writers committed since this session last wrote or read."""
+        """Take in what other writers committed since this session last wrote or read:
+        their events, not every mind's state (a read finds its chain's owner by itself; a
+        write loads the state before it compiles)."""
         self._live.catch_up()
-        self._live.engine.load()  # the next read is then one round trip
         self._behind = False
 
     def _caught_up(self) -> None:

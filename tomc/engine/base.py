@@ -59,9 +59,6 @@ class Engine(Protocol):
         """Take in agents, rooms and events another writer committed (already in the
         graphs): the scenario gains them, nothing is written."""
 
-    def load(self) -> None:
-        """Take in now what `reload` left to load when next needed."""
-
     def take_turn(self) -> None:
         """After losing several races (`Behind`), go before the other writers on the next
         commit (tomc/runtime/transactions.py)."""

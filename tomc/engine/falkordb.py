@@ -40,7 +40,7 @@ from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import (answer, answer_from_rows, belief_cypher, belief_read, ready,
+from tomc.runtime.queries import (answer_from_rows, belief_cypher, belief_read, ready,
                                   ready_from_rows, ready_read)
 from tomc.runtime.transactions import Writer
 
@@ -301,11 +301,6 @@ class FalkorEngine:
             raise Behind(revision)
         self._loaded()
 
-    def load(self) -> None:
-        """Load now what catching up left behind (the perspective ids reads start from),
-        so the next read is one round trip: what `Session.refresh` asks for."""
-        self._loaded()
-
     def _loaded(self) -> None:
         """The compiler's state and perspective ids loaded from the graphs, if catching up
         left them behind: only a writer that compiles pays for it (a session whose writes
@@ -367,7 +362,19 @@ class FalkorEngine:
     # ---------------------------------------------------------------- questions
 
     def answer(self, query: QueryModel) -> Answer:
-        return answer(self.db, self.graphs, query, self.owner_id(query))
+        graph, cypher, params = self._belief(query)
+        return answer_from_rows(query, self.db.read(graph, cypher, params))
+
+    def _belief(self, query: QueryModel, current: bool = False) -> tuple[str, str, dict]:
+        """(graph, Cypher, parameters) of `query`'s belief read (`current`: see
+        queries.belief_cypher). It starts from the owner's node id when the engine knows
+        it; after other writers committed (`_stale`) the owner is found inside the query
+        instead: loading which chain owns which key reads every mind graph, and a question
+        needs one chain (a writer loads it before it compiles, `_loaded`)."""
+        by_chain = self._stale
+        owner = None if by_chain else self.owner_id(query)
+        graph, template, params = belief_read(self.graphs, query, owner)
+        return graph, belief_cypher(template, current, by_chain), params
 
     def owner_id(self, query: QueryModel) -> int:
         """The node id of the perspective that stores `query`'s key for its chain (the
@@ -389,20 +396,16 @@ class FalkorEngine:
         """`answer` of each query, their reads pipelined in one round trip."""
         commands = []
         for query in queries:
-            graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
-            commands.append(query_command(graph, belief_cypher(template), params,
-                                          read_only=True))
+            commands.append(query_command(*self._belief(query), read_only=True))
         replies = self.executor.read_all(commands, [(q.line, q.text) for q in queries])
         return [answer_from_rows(q, reply_rows(r)) for q, r in zip(queries, replies)]
 
     def answer_if_current(self, query: QueryModel) -> Optional[Answer]:
         """The belief read, sent with a fresh WATCH and GET of the revision on the writer's
         connection (one round trip); None if another writer committed since `revision`."""
-        graph, template, params = belief_read(self.graphs, query, self.owner_id(query))
         # Answered only if the revision is still this engine's: the graph then holds
         # nothing after its step, and a read of that step needs only open versions.
-        cypher = belief_cypher(template, current=query.step >= self._step)
-        rows = self._rows_if_current((graph, cypher, params))
+        rows = self._rows_if_current(self._belief(query, current=query.step >= self._step))
         return None if rows is None else answer_from_rows(query, rows)
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
@@ -505,18 +508,24 @@ class FalkorEngine:
     def _indexed(self) -> None:
         """A memory stored before one of the world graph's indexes (lower.WORLD_INDEXES)
         gets it, and one `Heard` node per first hearing (told.cypher); once per engine, one
-        read when there is nothing to do."""
+        read when there is nothing to do. Two writers attaching at once may both make an
+        index: the second finds it made."""
         check = Statement(WORLD, "read_range_indexes.cypher",
                           render("read_range_indexes.cypher"), {}, (0, "upgrading"))
         made = {row["label"] for row in self.executor.read(self.graphs, check)
                 if row["properties"]}
-        missing = [template for label, template in WORLD_INDEXES.items() if label not in made]
-        if "Heard" not in made:
-            missing.append("upgrade_heard.cypher")
-        if missing:
-            self.executor.execute(self.graphs, [
-                Statement(WORLD, template, render(template), {}, (0, "upgrading"))
-                for template in missing])
+        for label, template in WORLD_INDEXES.items():
+            if label not in made:
+                try:
+                    self.executor.execute(self.graphs, [Statement(
+                        WORLD, template, render(template), {}, (0, "upgrading"))])
+                except DatabaseUnavailable as err:
+                    if "already indexed" not in str(err):
+                        raise
+        if "Heard" not in made:  # MERGE: a second writer's run adds nothing
+            self.executor.execute(self.graphs, [Statement(
+                WORLD, "upgrade_heard.cypher", render("upgrade_heard.cypher"), {},
+                (0, "upgrading"))])
         self._indexed_world = True
 
     def load_perspectives(self) -> None:

@@ -67,9 +67,6 @@ class ReferenceEngine:
             self._step = event.step
             self.revision += 1
 
-    def load(self) -> None:
-        """Nothing to load: the interpreter's state is in memory."""
-
     def take_turn(self) -> None:
         """Nothing to wait for: no other writer shares this engine's state."""
 

@@ -27,15 +27,17 @@ def belief_read(graphs: GraphNames, query: QueryModel,
     template with `belief_cypher`."""
     graph = graphs.mind(query.chain[0]) if query.chain else graphs.world
     template = "read_valid.cypher" if query.on_date else "read_belief.cypher"
-    return graph, template, {"owner": owner, "key": query.key, "step": query.step,
-                             "date": query.on_date}
+    return graph, template, {"owner": owner, "chain": list(query.chain), "key": query.key,
+                             "step": query.step, "date": query.on_date}
 
 
-def belief_cypher(template: str, current: bool = False) -> str:
+def belief_cypher(template: str, current: bool = False, by_chain: bool = False) -> str:
     """The Cypher of a belief read's `template`. `current`: the caller knows the graph
     holds no event after the query's step, so a read of knowledge time walks only the
-    owner's open versions (read_belief.cypher)."""
-    return render(template, current=current and template == "read_belief.cypher")
+    owner's open versions (read_belief.cypher). `by_chain`: the owner is found inside the
+    query from the chain (owner_by_chain.cypher), not given by node id."""
+    return render(template, current=current and template == "read_belief.cypher",
+                  by_chain=by_chain)
 
 
 def answer(db: Database, graphs: GraphNames, query: QueryModel,

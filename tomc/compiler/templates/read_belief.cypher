@@ -1,6 +1,6 @@
 // belief(chain, key, step): the values held at that step (knowledge time), read from the
 // chain's owner of the key, with the event behind each (stored on the version).
-{% include "owner_by_id.cypher" %}
+{% if by_chain | default(false) %}{% include "owner_by_chain.cypher" %}{% else %}{% include "owner_by_id.cypher" %}{% endif %}
 {# From the owner (`WITH`: else FalkorDB plans a scan of every version of the graph and a
     walk back to the owner). `current`: the caller knows the graph holds no event after
     $step (engine.answer_if_current), so what is held then is open: only the owner's open

@@ -2,7 +2,7 @@
 // contested ones never), those whose valid interval [valid_from, valid_to) holds $date, as
 // known at this step: an interval closed by a later event is still open here (docs/semantics.md
 // 5.3: an answer about step s does not change when later events are added).
-{% include "owner_by_id.cypher" %}
+{% if by_chain | default(false) %}{% include "owner_by_chain.cypher" %}{% else %}{% include "owner_by_id.cypher" %}{% endif %}
 {# From the owner (read_belief.cypher says why): its versions, open and closed. -#}
 WITH owner
 MATCH (owner)-[:HOLDS|HELD]->(b:V)

@@ -25,6 +25,10 @@ machine, and never a round trip stretched by the section's own load (issue 27). 
 - **memory path**: the events workload on a `tomc serve` (eval/served.py), each write
   submitted to the memory's applier; the server memory per 5-agent memory;
 - **writers**: `eval.writers` with 1, 2, 4 and 8 writer processes through `tomc serve`;
+- **a memory that lasts**: eval/longlived.py on a 5-agent memory at two points of its life
+  (1,000 and 10,000 events in a full run): event, depth-2 read and attach at the last point
+  over the first, and server memory per event (`python -m eval.longlived` runs the whole
+  curve, to 100,000 events, 5 and 50 agents: eval/results/longlived.md);
 - **start-up**: the fastest of several runs of `tomc --version` and of `tomc memory apply`
   (one event, on the memory path's server, a thin client, and with an embedded FalkorDB
   started for it), beside `python -c pass` run in turn with them (eval/startup.py).
@@ -49,6 +53,7 @@ from pathlib import Path
 from typing import Optional
 
 from eval import hitom
+from eval import longlived
 from eval import writers as writers_bench
 from eval.results_files import write_results
 from eval.roundtrips import Baseline, RoundTrips, Samples, idle_baseline
@@ -85,6 +90,7 @@ class Size:
     folder: int
     startup_runs: int
     writer_events: int
+    lasting: tuple[int, ...] = (1000, 10000)  # points of the long-lived memory (5 agents)
 
 
 FULL = Size(events=600, broadcasts=30, reads=300, hitom_stories=None, scenarios=1667,
@@ -92,9 +98,10 @@ FULL = Size(events=600, broadcasts=30, reads=300, hitom_stories=None, scenarios=
             writer_events=100)
 QUICK = Size(events=200, broadcasts=8, reads=100, hitom_stories=20, scenarios=100,
              first_probe=17, probe_events=60, folder=200, startup_runs=5,
-             writer_events=20)
+             writer_events=20, lasting=(200, 2000))
 SMOKE = Size(events=24, broadcasts=2, reads=12, hitom_stories=2, scenarios=6, first_probe=2,
-             probe_events=12, folder=10, startup_runs=2, writer_events=3)
+             probe_events=12, folder=10, startup_runs=2, writer_events=3,
+             lasting=(10, 30))
 
 # Goals of issue 27 (stricter than issue 11's where both set one): ratios to a bare round
 # trip of the same run, except the memory per graph (bytes) and the scale figure (event p50
@@ -346,6 +353,8 @@ def run(size: Size, progress=None) -> dict:
         scale = measure_scale(folder, size, progress)
         _say(progress, "folder")
         run_folder = measure_folder(folder, size.folder, progress)
+        _say(progress, "a memory that lasts (5 agents)")
+        lasting = longlived.measure(5, list(size.lasting), lambda line: None)
     nested = max(events["nested_read_depth2_over_roundtrip"], b12["nested_read_over_roundtrip"])
     document = {
         "write_roundtrip_p50_ms": events["write_roundtrip_p50_ms"],
@@ -384,11 +393,15 @@ def run(size: Size, progress=None) -> dict:
         "writers_events_per_second": writers_run["events_per_second"],
         "writers_over_one": writers_run["over_one_writer"],
         "writers_8_over_1": writers_run["over_one_writer"]["8"],
+        "lasting_event_growth": lasting["event_growth"],
+        "lasting_read2_growth": lasting["read2_growth"],
+        "lasting_attach_growth": lasting["attach_growth"],
+        "lasting_bytes_per_event": lasting["bytes_per_event"],
         "sections": {"events": events, "broadcast_16x3": b16, "broadcast_32x2": b32,
                      "broadcast_12x3": b12, "hitom": found_hitom, "scale": scale,
                      "folder": run_folder, "startup": startup,
                      "served": {k: v for k, v in served_run.items() if k != "startup"},
-                     "writers": writers_run},
+                     "writers": writers_run, "lasting": lasting},
         "machine": {"python": platform.python_version(), "system": platform.system(),
                     "cpus": os.cpu_count(), "server": "embedded FalkorDB, unix socket"},
         "seconds": time.perf_counter() - started,
@@ -475,6 +488,14 @@ def render_markdown(document: dict, mode: str) -> str:
          + ("met" if _writers_met(d) else "**not met**"), ""),
         (f"server memory per 5-agent memory ({d['sections']['served']['events']} events)",
          f"{d['used_bytes_per_5_agent_memory'] / KB:,.0f} KB", "reported", ""),
+        (f"a memory that lasts: event, depth-2 read, attach at "
+         f"{d['sections']['lasting']['points'][-1]['events']} events over at "
+         f"{d['sections']['lasting']['points'][0]['events']} (eval/longlived.py)",
+         f"{d['lasting_event_growth']:.2f}x, {d['lasting_read2_growth']:.2f}x, "
+         f"{d['lasting_attach_growth']:.2f}x", "1.5x, 1.5x, 3x (issue 34, to 100,000 events: "
+         "eval/results/longlived.md)", ""),
+        ("a memory that lasts: server memory per event",
+         f"{d['lasting_bytes_per_event'] / KB:.1f} KB", "3 KB (issue 34)", ""),
     ]
     scale, hi = d["sections"]["scale"], d["sections"]["hitom"]
     lines = [

@@ -194,3 +194,18 @@ def test_a_simulation_waits_for_an_aof_rewrite_to_fork(db):
     db.redis.execute_command("BGREWRITEAOF")
     with fork(db, graphs, {"Sally"}, Directory()) as forked:
         assert db.redis.exists(forked.world, forked.mind("Sally"))
+
+
+def test_a_socket_path_too_long_for_the_loading_socket_is_refused_clearly(tmp_path):
+    """The server loads on `<socket>.loading.sock` (docs/falkordb.md check 2.12): a
+    `--socket` path that leaves no room for it is bad input, named, before anything runs."""
+    long_dir = tmp_path / ("d" * max(1, 101 - len(str(tmp_path)) - len("/redis.sock") - 1))
+    socket_path = long_dir / "redis.sock"
+    assert 100 <= len(str(socket_path)) < 108
+    with pytest.raises(ValueError, match="bytes: tomc loads the server on redis.loading.sock"):
+        EmbeddedServer(tmp_path / "data", socket=socket_path)
+    done = subprocess.run([sys.executable, "-m", "tomc", "serve", "--data", str(tmp_path / "d2"),
+                           "--socket", str(socket_path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--socket: socket path" in done.stderr and "at most 99 bytes" in done.stderr

@@ -71,8 +71,11 @@ def serve(data: Optional[Path] = typer.Option(
     if host != "127.0.0.1" and not port:
         fail(f"--host {host} needs --port (without it, only the unix socket listens)",
              EXIT_BAD_INPUT)
-    server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host,
-                            query_timeout_s=query_timeout, query_memory_mb=query_memory)
+    try:
+        server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host,
+                                query_timeout_s=query_timeout, query_memory_mb=query_memory)
+    except ValueError as err:
+        fail(f"--socket: {err}", EXIT_BAD_INPUT)
     try:
         server.start()
     except DatabaseUnavailable as err:

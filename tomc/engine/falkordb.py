@@ -507,13 +507,18 @@ class FalkorEngine:
 
     def _indexed(self) -> None:
         """A memory stored before one of the world graph's indexes (lower.WORLD_INDEXES)
-        gets it, and one `Heard` node per first hearing (told.cypher); once per engine, one
-        read when there is nothing to do. Two writers attaching at once may both make an
-        index: the second finds it made."""
+        gets it, and one `Heard` node per first hearing (told.cypher) before the index of
+        hearings, which says the upgrade is done; once per engine, one read when there is
+        nothing to do. Two writers attaching at once may both upgrade (MERGE: the second
+        adds nothing) and both make an index (the second finds it made)."""
         check = Statement(WORLD, "read_range_indexes.cypher",
                           render("read_range_indexes.cypher"), {}, (0, "upgrading"))
         made = {row["label"] for row in self.executor.read(self.graphs, check)
                 if row["properties"]}
+        if "Heard" not in made:  # first, so a writer cut off before the index runs it again
+            self.executor.execute(self.graphs, [Statement(
+                WORLD, "upgrade_heard.cypher", render("upgrade_heard.cypher"), {},
+                (0, "upgrading"))])
         for label, template in WORLD_INDEXES.items():
             if label not in made:
                 try:
@@ -522,10 +527,6 @@ class FalkorEngine:
                 except DatabaseUnavailable as err:
                     if "already indexed" not in str(err):
                         raise
-        if "Heard" not in made:  # MERGE: a second writer's run adds nothing
-            self.executor.execute(self.graphs, [Statement(
-                WORLD, "upgrade_heard.cypher", render("upgrade_heard.cypher"), {},
-                (0, "upgrading"))])
         self._indexed_world = True
 
     def load_perspectives(self) -> None:

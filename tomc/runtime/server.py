@@ -58,7 +58,8 @@ NODE_CREATION_BUFFER = 128
 # A data folder with thousands of graphs takes ~6 s to load (docs/falkordb.md check 7.4), a
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
-_SOCKET_MAX = 100  # unix socket paths must stay under 108 bytes (check 1.7)
+_SOCKET_LIMIT = 108  # a unix socket path must be shorter (check 1.7)
+_SOCKET_MAX = 100  # the default socket's path, at most (else one under /tmp)
 _LOADING = ".loading"  # the socket's name while the server loads (`loading_socket`)
 AOF_REWRITE_MIN = "16mb"
 AOF_COMPACT_TIMEOUT_S = 60.0
@@ -166,6 +167,12 @@ class EmbeddedServer:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
         if self.query_timeout_s < 0 or self.query_memory_mb < 0:
             raise ValueError("query bounds are 0 (none) or more")
+        if self.socket is not None and len(str(self.loading_socket)) >= _SOCKET_LIMIT:
+            raise ValueError(
+                f"socket path {self.socket_path} is {len(str(self.socket_path))} bytes: "
+                f"tomc loads the server on {self.loading_socket.name} beside it, which must "
+                f"stay under {_SOCKET_LIMIT} bytes (docs/falkordb.md check 1.7); give a path "
+                f"of at most {_SOCKET_LIMIT - 1 - len(_LOADING)} bytes")
 
     @property
     def socket_path(self) -> Path:

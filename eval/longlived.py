@@ -276,10 +276,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     totals = totals * len(counts) if len(totals) == 1 else totals
     points = {n: _points(args.points, total) for n, total in zip(counts, totals)}
     document = run(counts, points, lambda line: print(line, file=sys.stderr, flush=True))
-    command = "python -m eval.longlived " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = (f"python -m eval.longlived --agents {args.agents} --events {args.events}"
+               + (f" --points {args.points}" if args.points else ""))
     picture = "longlived.png" if plot(document, _png(args.out)) else None
-    write_results(args.out, "longlived", document, render(document, command.strip(), picture))
-    print(render(document, command.strip(), picture))
+    write_results(args.out, "longlived", document, render(document, command, picture))
+    print(render(document, command, picture))
     return 0
 
 

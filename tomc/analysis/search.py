@@ -121,7 +121,7 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
     found_terms = query_terms(text)
     if not found_terms:
         return SearchResult(text, (), view.step, [], 0, [])
-    at = {e.step: e for e in view.scenario.events}
+    at = _Steps(view.scenario.events)  # only the hits' events are read
     rows = _outermost(view.found(found_terms, minds, truth))
     hits = [_hit(h, found_terms, at) for h in rows]
     hits = [h for h in hits if h.score > 0]
@@ -155,7 +155,34 @@ def _outermost(rows: list[Held]) -> list[Held]:
     return out
 
 
-def _hit(h: Held, found_terms: tuple[str, ...], at: dict) -> Hit:
+class _Steps:
+    """The events by step, as a dict of them was: looked up by index, so a memory attached
+    from a checkpoint reads only the hits' events (tomc/engine/history.py); a list that is
+    not every step in order (an agent's history: the events it perceived) is made a dict."""
+
+    def __init__(self, events):
+        self.events, self._by_step = events, None
+
+    def get(self, step: int):
+        if isinstance(step, int) and 1 <= step <= len(self.events):
+            event = self.events[step - 1]
+            if event.step == step:
+                return event
+        if self._by_step is None:
+            self._by_step = {e.step: e for e in self.events}
+        return self._by_step.get(step)
+
+    def __contains__(self, step: int) -> bool:
+        return self.get(step) is not None
+
+    def __getitem__(self, step: int):
+        found = self.get(step)
+        if found is None:
+            raise KeyError(step)
+        return found
+
+
+def _hit(h: Held, found_terms: tuple[str, ...], at: "_Steps") -> Hit:
     """The version as a hit, scored by where each term matched."""
     score, terms_in = 0, []
     for weight, part in ((KEY_WEIGHT, h.key), (VALUE_WEIGHT, h.value),

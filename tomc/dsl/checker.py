@@ -163,12 +163,14 @@ class CheckState:
 
     `events` and `written` are persistent collections (pyrsistent): the next state shares
     them with this one, so a statement costs the same after 100,000 events as after 10
-    (a tuple copied per statement made replaying a memory quadratic)."""
+    (a tuple copied per statement made replaying a memory quadratic). A memory attached
+    from a checkpoint holds a `History` instead (tomc/engine/history.py: the same
+    operations, its past events read when asked)."""
 
     agents: tuple[str, ...]
     rooms: tuple[str, ...]
     where: Mapping[str, Optional[str]]
-    events: PVector
+    events: PVector  # or a tomc.engine.history.History (same operations)
     procedures: Mapping[str, Procedure]
     clock: Optional[str] = None
     written: PSet = pset()

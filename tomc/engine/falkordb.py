@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Sequence
 
 import redis
+from pyrsistent import PVector, pvector
 
 from tomc.analysis.handoff import handed_over
 from tomc.answers import Answer
@@ -31,8 +32,9 @@ from tomc.compiler.reads import Bindings, reads_for
 from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import agent_view
+from tomc.engine import agent_view, checkpoint
 from tomc.engine.base import Behind
+from tomc.engine.history import History
 from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import forks, recovery
@@ -61,9 +63,12 @@ class FalkorEngine:
                  compiler: Optional[Compiler] = None, revision: int = 0):
         self.db = db
         # Lists of its own: the engine is told of each change (tomc/engine/base.py).
+        # Its events immutable (a memory's attached from a checkpoint are read when asked:
+        # tomc/engine/history.py), never copied whole.
+        events = scenario.events if isinstance(scenario.events, (History, PVector)) \
+            else pvector(scenario.events)
         self.scenario = dataclasses.replace(scenario, agents=list(scenario.agents),
-                                            rooms=list(scenario.rooms),
-                                            events=list(scenario.events))
+                                            rooms=list(scenario.rooms), events=events)
         self.graphs = graphs
         self.compiler = compiler or Compiler(self.scenario)
         self.executor = Executor(db, Directory())
@@ -75,9 +80,10 @@ class FalkorEngine:
         # commit (`served`).
         self.serving: Optional[str] = None
         self._step = len(scenario.events)
-        # The compiler's state is not the graphs' (caught up, or a failed group): reload it
-        # before compiling (`_loaded`).
-        self._stale = False
+        # The compiler's state is not the graphs' (caught up, or a failed group, or an
+        # engine that starts at a checkpoint's revision): reload it before compiling
+        # (`_loaded`).
+        self._stale = revision > 0 and compiler is None
         # Whether the world graph is known to have its indexes (`_indexed`).
         self._indexed_world = False
 
@@ -230,17 +236,17 @@ class FalkorEngine:
                  rooms: Sequence[str] = ()):
         """The scenario gains `events`, `agents` and `rooms` for the block (the compiler
         plans with them), and keeps them only if it ends without an error."""
-        lengths = (len(self.scenario.events), len(self.scenario.agents),
-                   len(self.scenario.rooms))
-        self.scenario.events.extend(events)
+        before = self.scenario.events
+        lengths = (len(self.scenario.agents), len(self.scenario.rooms))
+        self.scenario.events = before.extend(events)
         self.scenario.agents.extend(agents)
         self.scenario.rooms.extend(rooms)
         try:
             yield
         except BaseException:
-            del self.scenario.events[lengths[0]:]
-            del self.scenario.agents[lengths[1]:]
-            del self.scenario.rooms[lengths[2]:]
+            self.scenario.events = before
+            del self.scenario.agents[lengths[0]:]
+            del self.scenario.rooms[lengths[1]:]
             raise
 
     @staticmethod
@@ -333,6 +339,8 @@ class FalkorEngine:
         as .tom text: tomc/engine/agent_view.py), one revision each."""
         started = time.perf_counter()
         view = agent_view.record(self.graphs, changes, self.revision)
+        view += checkpoint.record(agent_view.base(self.graphs),
+                                  [c for c in changes if not isinstance(c, str)])
         replies = writer.commit([self.executor.command(self.graphs, s) for s in statements],
                                 len(changes), [*extra, *view])
         if replies is None:
@@ -350,6 +358,8 @@ class FalkorEngine:
             # session then replays it like any other writer's (its checker took it back).
             if not undone:
                 self.revision -= changes
+            # The checkpoint its transaction may have written holds the failed change.
+            checkpoint.drop(self.db, agent_view.base(self.graphs))
             self._stale = True
             outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
@@ -445,7 +455,7 @@ class FalkorEngine:
         self._loaded()
         written = forks.written_minds(events, self.graphs.agents)
         # The imagined events count as said (`trust learned` standings replay the events).
-        imagined = dataclasses.replace(self.scenario, events=[*self.scenario.events, *events])
+        imagined = dataclasses.replace(self.scenario, events=self.scenario.events.extend(events))
         with forks.fork(self.db, self.graphs, written, self.executor.directory) as forked:
             shadow = FalkorEngine(self.db, imagined, forked,
                                   Compiler(imagined,
@@ -493,7 +503,7 @@ class FalkorEngine:
         self.graphs = self.graphs.with_agents([a for a in agents if a not in self.graphs.minds])
         self.scenario.agents.extend(agents)
         self.scenario.rooms.extend(rooms)
-        self.scenario.events.extend(events)
+        self.scenario.events = self.scenario.events.extend(events)
 
     def reload(self, revision: int) -> None:
         """After `changes_since` was replayed up to `revision`: that revision, and the
@@ -541,8 +551,8 @@ class FalkorEngine:
                 Statement(agent, upgrade.template, upgrade.cypher, {}, upgrade.origin)
                 for agent in self.scenario.agents)])
             found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
-        if not self._indexed_world:
-            self._indexed()
+        if not self._indexed_world and agent_view.base(self.graphs) is not None:
+            self._indexed()  # a memory's world graph only (a file's goes without)
         held = Held()
         held.load(found.pop(None))
         perspectives = Perspectives(self.scenario.chains())

@@ -24,6 +24,7 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent, ScenarioModel
+from tomc.engine import checkpoint
 from tomc.engine.base import Behind, Engine
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 from tomc.runtime.transactions import TURN_AFTER
@@ -53,13 +54,17 @@ class LiveScenario:
     """A checker and an engine kept in step over one scenario.
 
     `line_base` + a statement's revision is the `line` its event reports (in a memory, its
-    number in the memory's log; after a file, the lines after the file's).
+    number in the memory's log; after a file, the lines after the file's). `keep`: a
+    memory's key base (`tomem:{NAME}`), whose checkpoint the commits that cross a multiple
+    of checkpoint.EVERY revisions write (tomc/engine/checkpoint.py); None for a file's.
     """
 
-    def __init__(self, checker: LiveChecker, engine: Engine, line_base: int = 0):
+    def __init__(self, checker: LiveChecker, engine: Engine, line_base: int = 0,
+                 keep: Optional[str] = None):
         self.checker = checker
         self.engine = engine
         self.line_base = line_base
+        self.keep = keep
 
     @property
     def scenario(self) -> ScenarioModel:
@@ -224,7 +229,15 @@ class LiveScenario:
                 changes.append(format_statement(statement))
                 continue
             changes.append(self.checker.number(next(events), self.line_base + revision))
-        self.engine.apply_together(changes, extra)
+        self.engine.apply_together(changes, [*extra, *self._checkpoint(len(changes))])
+
+    def _checkpoint(self, count: int) -> list[tuple]:
+        """The checkpoint to write with the commit of the checker's last `count` changes, if
+        it crosses a multiple of checkpoint.EVERY revisions (a memory's only)."""
+        before = self.engine.revision
+        if self.keep is None or not checkpoint.crossing(before, before + count):
+            return []
+        return [checkpoint.write(self.keep, before + count, self.checker.state)]
 
     def _check(self, statements: list, path: str) -> None:
         """Check `statements` after the state so far, keeping nothing of them."""
@@ -241,11 +254,12 @@ class LiveScenario:
         if isinstance(statement, DECLARATIONS):
             self.engine.declare(list(after.agents[len(before.agents):]),
                                 list(after.rooms[len(before.rooms):]),
-                                format_statement(statement), extra=record(0))
+                                format_statement(statement),
+                                extra=[*record(0), *self._checkpoint(1)])
             return []
         numbered = self.checker.number(len(after.events) - 1,
                                        self.line_base + self.engine.revision + 1)
-        self.engine.apply([numbered], record(numbered.step))
+        self.engine.apply([numbered], [*record(numbered.step), *self._checkpoint(1)])
         return [numbered]
 
     def catch_up(self) -> None:

@@ -11,6 +11,7 @@ diagnostic says what to write instead.
 
 from __future__ import annotations
 
+import logging
 from typing import Optional, Sequence, Union
 
 from tomc.dsl import ast, build
@@ -18,13 +19,15 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.engine import agent_view, memory
+from tomc.engine import agent_view, checkpoint, memory
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
 from tomc.rules import shipped_names
 from tomc.runtime import recovery
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable, TomError
+
+logger = logging.getLogger(__name__)
 
 # What `apply` takes: .tom text, one AST statement, or several.
 Statements = Union[str, ast.Node, Sequence[ast.Node]]
@@ -161,15 +164,57 @@ def attached(db: Database, stored: memory.StoredMemory,
     its writer looks at with each commit (a session's: tomc/runtime/submit.py
     `serving_key`)."""
     checker = checker_for(stored.header, f"memory {stored.name}")
-    db = db.shard(memory.memory_key(stored.name))  # a cluster: the memory's one shard
+    base = memory.memory_key(stored.name)
+    db = db.shard(base)  # a cluster: the memory's one shard
     graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
-    recovery.recover(db, graphs)
-    engine = FalkorEngine(db, checker.scenario, memory.memory_graphs(stored.name))
-    engine.incarnation = memory.incarnation(db, stored.name)
+    recovery.recover(db, graphs)  # (an undo drops a checkpoint that holds its event)
+    incarnation = memory.incarnation(db, stored.name)
+    kept = checkpoint.read(db, base)
+    live = _live(db, stored, checker, kept, serving, incarnation)
+    if kept is not None and not checkpoint.complete(db, base, graphs.revision_key,
+                                                    live.engine.revision, live.step):
+        # Events written by a tomc that kept none (or a torn hash): replay it whole.
+        logger.info("the event hash of %s is not whole: replaying the memory", base)
+        checkpoint.drop(db, base)
+        live.engine.close()
+        kept, live = None, _live(db, stored, checker_for(stored.header, f"memory {stored.name}"),
+                                 None, serving, incarnation)
+    if kept is None and live.engine.revision > 0:
+        _keep(db, base, graphs, live)
+    return live
+
+
+def _live(db: Database, stored: memory.StoredMemory, checker: LiveChecker,
+          kept: Optional[checkpoint.Checkpoint], serving: Optional[str],
+          incarnation) -> LiveScenario:
+    """The live scenario from `kept` (its events read when asked) or from the start, caught
+    up with every statement after it."""
+    base = memory.memory_key(stored.name)
+    if kept is not None:
+        checker.state = kept.state(db, base, checker.state.procedures)
+    engine = FalkorEngine(db, checker.scenario,
+                          memory.memory_graphs(stored.name, list(checker.state.agents)),
+                          revision=kept.revision if kept else 0)
+    engine.incarnation = incarnation
     engine.serving = serving
-    live = LiveScenario(checker, engine)
+    live = LiveScenario(checker, engine, keep=base)
     live.catch_up()
     return live
+
+
+def _keep(db: Database, base: str, graphs, live: LiveScenario) -> None:
+    """A memory stored before checkpoints (or whose checkpoint was dropped): keep its
+    events and a checkpoint now, so the next attach resumes there. A cache: when a writer
+    commits meanwhile or the credential may not write it, this session keeps no
+    checkpoint (its commits still keep their events) and the next attach tries again."""
+    try:
+        kept = checkpoint.backfill(db, base, graphs.revision_key, live.engine.revision,
+                                   live.checker.state)
+    except DatabaseUnavailable as err:
+        logger.info("no checkpoint kept for %s: %s", base, err)
+        kept = False
+    if not kept:
+        live.keep = None  # it does not know the event hash is whole
 
 
 def fill_view(db: Database, name: str, tries: int = 100) -> None:

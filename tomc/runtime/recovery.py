@@ -17,7 +17,7 @@ import redis
 
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
-from tomc.engine import agent_view
+from tomc.engine import agent_view, checkpoint
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.executor import reply_rows
 from tomc.runtime.errors import DatabaseUnavailable
@@ -40,6 +40,7 @@ def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: in
             if int(pipe.get(graphs.revision_key) or 0) != revision:
                 return False
             existing = set(pipe.execute_command("GRAPH.LIST"))
+            kept = checkpoint.kept_step(pipe, agent_view.base(graphs))
             pipe.multi()
             for step in sorted(steps, reverse=True):
                 pipe.execute_command(*query_command(graphs.world,
@@ -52,6 +53,8 @@ def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: in
                             {"step": step}))
             for command in agent_view.forget(graphs, steps):  # out of the agents' views
                 pipe.execute_command(*command)
+            for command in checkpoint.forget(agent_view.base(graphs), steps, kept):
+                pipe.execute_command(*command)  # out of the event hash; no checkpoint
             pipe.set(graphs.revision_key, revision + 1)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:
@@ -85,18 +88,36 @@ def half_applied(db: Database, graphs: GraphNames) -> Optional[tuple[int, int]]:
         raise DatabaseUnavailable(f"could not read {graphs.world}: {replies[1]}")
     # A mind graph that does not exist (yet) holds no event: an error reply reads as empty.
     revision, world = int(replies[0] or 0), reply_rows(replies[1])
-    minds = [[] if isinstance(r, Exception) else r for r in replies[2:]]
+    minds = replies[2:]
     if not world:
         return None
     step, written = world[0]["step"], world[0]["minds"] or []
-    for agent, reply in zip(graphs.agents, minds):
-        rows = reply_rows(reply)
-        steps = set(rows[0]["steps"]) if rows else set()
+    latest = {agent: _latest(reply) for agent, reply in zip(graphs.agents, minds)}
+    unknown = [agent for agent, steps in latest.items() if steps is None]
+    if unknown:  # roots that do not know: count every Event of those graphs (rare)
+        replies = db.reads([query_command(graphs.mind(agent),
+                                          render("read_mind_steps_scan.cypher"), {},
+                                          read_only=True) for agent in unknown])
+        latest.update((agent, _latest(reply, scanned=True))
+                      for agent, reply in zip(unknown, replies))
+    for agent in graphs.agents:
+        steps = set(latest[agent])
         if step + 1 in steps:
             return step + 1, revision
         if agent in written and step not in steps:
             return step, revision
     return None
+
+
+def _latest(reply, scanned: bool = False) -> Optional[list[int]]:
+    """The latest steps a mind graph's reply names (none for a graph that does not exist
+    yet, an error reply); None when its root keeps fewer than two (read_mind_steps.cypher:
+    then only a scan of its events can tell)."""
+    if isinstance(reply, Exception):
+        return []
+    rows = reply_rows(reply)
+    steps = (rows[0]["steps"] if rows else None) or []
+    return steps if scanned or len(steps) >= 2 else None
 
 
 def recover(db: Database, graphs: GraphNames, tries: int = 100) -> None:

@@ -167,12 +167,13 @@ class EmbeddedServer:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
         if self.query_timeout_s < 0 or self.query_memory_mb < 0:
             raise ValueError("query bounds are 0 (none) or more")
+        longer = len(str(self.loading_socket)) - len(str(self.socket_path))
         if self.socket is not None and len(str(self.loading_socket)) >= _SOCKET_LIMIT:
             raise ValueError(
                 f"socket path {self.socket_path} is {len(str(self.socket_path))} bytes: "
                 f"tomc loads the server on {self.loading_socket.name} beside it, which must "
                 f"stay under {_SOCKET_LIMIT} bytes (docs/falkordb.md check 1.7); give a path "
-                f"of at most {_SOCKET_LIMIT - 1 - len(_LOADING)} bytes")
+                f"of at most {_SOCKET_LIMIT - 1 - longer} bytes")
 
     @property
     def socket_path(self) -> Path:

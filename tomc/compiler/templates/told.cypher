@@ -3,7 +3,7 @@
     and read_told_paths.cypher follows one chain back however often a value was repeated
     (all the TOLD edges together can hold exponentially many paths). Whether a listener
     heard a value before is one `Heard` node per (listener, key, value), found through the
-    world graph's index (index_world.cypher), never a walk of the TOLD edges into the
+    world graph's index (index_heard.cypher), never a walk of the TOLD edges into the
     listener: those grow with the memory's history (docs/storage.md, "What each event
     costs"). -#}
 CALL {

@@ -41,6 +41,8 @@ CALL {
   SET p.owns = [i IN kept | p.owns[i]], p.owns_since = [i IN kept | p.owns_since[i]]
 }
 CALL { MATCH (e:Event) WHERE e.step = $step DETACH DELETE e }
+CALL { MATCH (root:P {depth: 1}) WHERE $step IN root.recent
+       SET root.recent = [s IN root.recent WHERE s <> $step] }
 {% if world -%}
 CALL { MATCH ()-[told:TOLD]->() WHERE told.step = $step DELETE told }
 CALL { MATCH (heard:Heard) WHERE heard.step = $step DELETE heard }

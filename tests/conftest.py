@@ -32,3 +32,20 @@ def db(tmp_path_factory):
 def data_dir(tmp_path_factory) -> Path:
     """A data folder for CLI runs that start their own embedded FalkorDB."""
     return tmp_path_factory.mktemp("cli-data")
+
+
+@pytest.fixture
+def fresh(db):
+    """make(name) -> a memory name no other test uses, dropped before and after."""
+    from tomc.engine import memory
+
+    names = []
+
+    def make(name: str) -> str:
+        memory.drop(db, name)
+        names.append(name)
+        return name
+
+    yield make
+    for name in names:
+        memory.drop(db, name)

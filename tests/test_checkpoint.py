@@ -18,20 +18,6 @@ from tomc.runtime import recovery
 EVENTS = checkpoint.EVERY * 2 + 40
 
 
-@pytest.fixture
-def fresh(db):
-    names = []
-
-    def make(name: str) -> str:
-        memory.drop(db, name)
-        names.append(name)
-        return name
-
-    yield make
-    for name in names:
-        memory.drop(db, name)
-
-
 def _fill(db, name: str) -> list[str]:
     agents = agent_names(4)
     with Session.attach(name, db=db) as live:

@@ -73,21 +73,6 @@ def without_lines(answer):
     return answer
 
 
-@pytest.fixture
-def fresh(db):
-    """A memory name no other test uses, dropped after."""
-    names = []
-
-    def make(name: str) -> str:
-        memory.drop(db, name)
-        names.append(name)
-        return name
-
-    yield make
-    for name in names:
-        memory.drop(db, name)
-
-
 # ---------------------------------------------------------------- persistence
 
 
@@ -483,7 +468,6 @@ def test_two_sessions_of_one_process_take_turns(db, fresh):
         assert b.believes("Q", "k.s").values == ["2"]
 
 
-
 def test_a_catch_up_that_fails_midway_leaves_the_session_where_it_was(db, fresh, monkeypatch):
     """A change that fails to check while catching up (here the second of three, made to
     fail) leaves the checker and the engine at the revision they had: the next catch-up
@@ -585,6 +569,27 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
         assert after.believes("Maya", "refund.status").values == ["approved"]
         (event,) = after.apply("Finance tells Maya refund.status = rejected")
         assert event.step == 5
+
+
+def test_an_entering_undone_reopens_the_stay_it_closed(db, fresh, monkeypatch):
+    """An agent's open stay is its one IN edge and closed stays are WAS_IN (presence.cypher):
+    undoing an entering deletes the stay it opened and reopens the one it closed."""
+    name = fresh("undo_stay")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+        world = db.graph(live._live.engine.graphs.world)
+
+        def stays():
+            return world.query("MATCH (:Agent {name: 'Maya'})-[s]->(r:Room) RETURN type(s), "
+                               "r.name, s.since, s.until ORDER BY s.since").result_set
+        before = stays()
+        _fail_each_events_last_statement(monkeypatch)
+        with pytest.raises(DatabaseUnavailable, match="undone"):
+            live.apply("Maya enters ops")
+        monkeypatch.undo()
+        assert stays() == before
+        live.apply("Maya enters ops")
+        assert [s[0] for s in stays()] == ["WAS_IN", "IN"]
 
 
 def test_undoing_a_corroboration_gives_the_version_its_publication_time_back(

@@ -16,7 +16,6 @@ import redis.connection
 
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
-from tomc.engine import memory
 
 # A scan of one of these labels, or a walk of TOLD edges, grows with the history.
 GROWING = re.compile(r"(Label Scan|All Node Scan) \| \(\w*:?(V|Event|Contest|Heard|Declaration)?\)"
@@ -47,21 +46,6 @@ QUESTIONS = ["agent0 > agent1 believes ticket0.status",
              "handoff agent0 -> agent1", "common_ground agent0, agent1",
              "explain agent1 ticket0.status", 'search "ticket"',
              "context_for agent0 talking_to agent1"]
-
-
-@pytest.fixture
-def fresh(db):
-    """A memory name no other test uses, dropped after."""
-    names = []
-
-    def make(name: str) -> str:
-        memory.drop(db, name)
-        names.append(name)
-        return name
-
-    yield make
-    for name in names:
-        memory.drop(db, name)
 
 
 @contextmanager

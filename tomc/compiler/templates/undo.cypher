@@ -47,6 +47,8 @@ CALL { MATCH (root:P {depth: 1}) WHERE $step IN root.recent
 CALL { MATCH ()-[told:TOLD]->() WHERE told.step = $step DELETE told }
 CALL { MATCH (heard:Heard) WHERE heard.step = $step DELETE heard }
 CALL { MATCH ()-[stay:IN]->() WHERE stay.since = $step DELETE stay }
+CALL { MATCH (a)-[was:WAS_IN]->(r) WHERE was.until = $step
+       CREATE (a)-[:IN {since: was.since}]->(r) DELETE was }
 CALL { MATCH ()-[stay:IN]->() WHERE stay.until = $step SET stay.until = null }
 CALL { MATCH (memory:Memory) WHERE memory.step >= $step SET memory.step = $step - 1 }
 {% endif -%}

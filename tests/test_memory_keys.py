@@ -12,7 +12,7 @@ from tomc.engine import memory
 from tomc.runtime import acl, forks
 from tomc.runtime.executor import HOST
 
-from test_memory import STORY, fresh, tomc  # noqa: F401  (fresh is a fixture)
+from test_memory import STORY, tomc
 from test_runtime import _dead_pid
 
 

@@ -20,8 +20,8 @@ in a data folder use its secret (tomc/runtime/connection.py).
 
 Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
 survive a restart only there: docs/falkordb.md checks 5.10/5.11). The AOF is rewritten when it
-doubles past AOF_REWRITE_MIN, and on every clean stop, so a restart loads a snapshot and
-replays a short log, not every write ever made.
+doubles past AOF_REWRITE_MIN, and at a clean stop that leaves AOF_COMPACT_MIN of log, so a
+restart loads a snapshot and replays a short log, not every write ever made.
 
 Nobody talks to a loading server (docs/falkordb.md check 2.12): FalkorDB aborts when a client
 command reaches the server while it replays a MULTI/EXEC of the AOF. So the server starts on a
@@ -63,6 +63,7 @@ _SOCKET_MAX = 100  # the default socket's path, at most (else one under /tmp)
 _LOADING = ".loading"  # the socket's name while the server loads (`loading_socket`)
 AOF_REWRITE_MIN = "16mb"
 AOF_COMPACT_TIMEOUT_S = 60.0
+AOF_COMPACT_MIN = 16 * 1024 * 1024  # bytes of log since the last rewrite worth one at a stop
 # What redis-server logs once it has loaded its data and serves (redis 7+, 8.x).
 READY_LINE = "Ready to accept connections"
 FSYNC_MODES = ("everysec", "always")
@@ -514,12 +515,13 @@ def _servers_of(data_dir: Path) -> set[int]:
 
 
 def compact_aof(client: redis.Redis, timeout_s: float = AOF_COMPACT_TIMEOUT_S) -> None:
-    """Rewrite the AOF as a snapshot when writes were logged since the last one, and wait
-    (up to `timeout_s`) for the rewrite: the next start then loads the snapshot instead of
-    replaying transactions (faster, and nothing of check 2.12 to trip over)."""
+    """Rewrite the AOF as a snapshot when at least AOF_COMPACT_MIN bytes were logged since
+    the last one, and wait (up to `timeout_s`) for the rewrite: the next start loads the
+    snapshot instead of replaying that much. Below it the log replays in a moment, and a
+    rewrite would cost every stop (a command's embedded server) the whole data set."""
     info = client.info("persistence")
-    if not info.get("aof_enabled") or info.get("aof_current_size", 0) <= info.get(
-            "aof_base_size", 0):
+    logged = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
+    if not info.get("aof_enabled") or logged < AOF_COMPACT_MIN:
         return
     try:
         client.bgrewriteaof()

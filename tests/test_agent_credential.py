@@ -211,6 +211,19 @@ def test_the_credentials_session_speaks_as_itself_through_the_applier(served, tm
         assert s.history()[-1].text == event.text
 
 
+def test_an_agents_idempotency_keys_are_its_own(served, tmp_path):
+    """Issue 35 item 4: Maya pre-claiming a key the supervisor uses later changes nothing
+    for the supervisor's write: each writer's keys are its own."""
+    db, _ = served
+    key = f"nightly-sync-{uuid.uuid4().hex[:6]}"
+    with Session.attach(NAME, db=credential(db, tmp_path), as_agent="Maya") as own:
+        (claimed,) = own.apply('Maya says sync.state = "mine"', idempotency_key=key)
+    with Session.attach(NAME, db=db) as s:
+        (event,) = s.apply('Billing tells Maya sync.state = "done"', idempotency_key=key)
+        assert event.step == claimed.step + 1 and event.text.startswith("Billing tells")
+        assert s.believes("Maya", "sync.state").values == ["done"]
+
+
 def test_a_memory_made_before_the_views_gets_them_from_the_credentials_issue(served, tmp_path):
     """A memory whose views are missing (made by an older tomc: its keys deleted here) is
     refused to the credential until `tomc token credential` fills them in."""

@@ -22,11 +22,12 @@ import pytest
 
 from conftest import REPO
 from tomc.api import Session, TomError
-from tomc.engine import memory
-from tomc.engine.applier import serve_appliers
+from tomc.engine import dead_letters, memory
+from tomc.engine.applier import Applier, serve_appliers
 from tomc.engine.keys import appliers_key, memory_key
 from tomc.runtime.connection import connect
-from tomc.runtime.errors import StaleWrite
+from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
+from tomc.runtime.executor import Executor
 from tomc.runtime.transactions import Writer
 
 LEASE_S = 2
@@ -361,3 +362,129 @@ def test_a_killed_applier_loses_no_acknowledged_event_and_the_next_resumes(serve
         for n in range(40):
             assert texts[f"A says w{w}.n{n} = 1"] == 1 and texts[f"B says w{w}.n{n} = 2"] == 1
     assert not torn
+
+
+# ---------------------------------------------------------------- no request stops it
+
+
+def _failing_world_statement(monkeypatch, name: str, times: int) -> list[int]:
+    """Make the world graph's statement of memory `name`'s next `times` events fail at run
+    time inside their transaction (FalkorDB rolls that one statement back; MULTI/EXEC runs
+    the others); returns the list the count of failures so far is appended to."""
+    failed: list[int] = []
+    command = Executor.command
+
+    def failing(self, graphs, statement):
+        found = command(self, graphs, statement)
+        if len(failed) < times and graphs.world == memory.memory_graphs(name).world \
+                and found[1] == graphs.world and statement.template != "declare.cypher":
+            failed.append(1)
+            return ("GRAPH.QUERY", found[1], "CREATE (n:Broken) SET n.v = [1] + {a: 1}")
+        return found
+
+    monkeypatch.setattr(Executor, "command", failing)
+    return failed
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["applier", "embedded"])
+def test_an_event_a_statement_failure_undoes_is_never_acknowledged_and_a_retry_applies_it(
+        server, served, request, monkeypatch):
+    """Issue 35 item 3: the writer is told the write failed (not exit 0), nothing of it is
+    stored, its idempotency records are gone, and the retry with the same key applies it
+    once."""
+    if served:
+        request.getfixturevalue("appliers")
+    name = f"ap_undone_{served}"
+    _fresh(server, name)
+    failed = _failing_world_statement(monkeypatch, name, 1)
+    with Session.attach(name, db=server) as s:
+        with pytest.raises(DatabaseUnavailable) as err:
+            s.apply("A says x.y = 1\nB says x.z = 2", idempotency_key="once")
+        assert failed and "undone" in str(err.value)
+        assert s.step == 1 and s.believes("C", "x.y").values == []
+        keys = server.redis.hgetall(memory_key(name, "keys"))
+        assert not [f for f in keys if "once" in f], keys
+        events = s.apply("A says x.y = 1\nB says x.z = 2", idempotency_key="once")
+        assert [e.step for e in events] == [2, 3]
+        again = s.apply("A says x.y = 1\nB says x.z = 2", idempotency_key="once")
+        assert [e.step for e in again] == [2, 3] and s.step == 3
+        assert s.believes("C", "x.y").values == ["1"]
+
+
+@pytest.mark.parametrize("served", [True, False], ids=["applier", "embedded"])
+def test_a_key_used_again_for_another_write_is_refused(server, served, request):
+    """Issue 35 item 4: a key belongs to the write first sent with it (E146), never
+    answered with that write's steps."""
+    if served:
+        request.getfixturevalue("appliers")
+    name = f"ap_reuse_{served}"
+    _fresh(server, name)
+    with Session.attach(name, db=server) as s:
+        s.apply("A says x.y = 1", idempotency_key="nightly-sync-1")
+        with pytest.raises(TomError) as err:
+            s.apply("B says x.y = 2", idempotency_key="nightly-sync-1")
+        assert err.value.diagnostics[0].code == "E146"
+        assert s.step == 2 and s.believes("C", "x.y").values == ["1"]
+
+
+def _queue(db, name: str, *raws) -> None:
+    db.redis.rpush(memory_key(name, "queue"), *raws)
+    db.redis.rpush(appliers_key("wake"), name)
+
+
+def test_no_queued_entry_stops_the_applier_and_each_goes_to_the_dead_letter_list(appliers):
+    """Issue 35 item 2: an array nested 100,000 deep (RecursionError), bytes that are not
+    UTF-8, a text nested deep, ... each lands in the dead-letter list (`tomc memory
+    requests` lists and drops them) and the applier serves the next write."""
+    name = "ap_poison"
+    _fresh(appliers, name)
+    deep = "[" * 100_000 + "]" * 100_000
+    appliers.redis.rpush(memory_key(name, "queue"), b"\xff\xfe not utf-8 \xc3")
+    _queue(appliers, name, deep, json.dumps({"id": 1}), "{" * 5000)
+    with Session.attach(name, db=appliers) as s:
+        (event,) = s.apply("A says x.y = 2")
+        assert event.step == 2 and s.believes("B", "x.y").values == ["2"]
+    assert appliers.redis.llen(memory_key(name, "processing")) == 0
+    dead = dead_letters.listed(appliers, name)
+    assert len(dead) == 4 and all(e["error"].startswith("not a request") for e in dead)
+    assert {e["bytes"] for e in dead} >= {len(deep)}
+    url = appliers.url
+    listed = subprocess.run([sys.executable, "-m", "tomc", "memory", "requests", name,
+                             "--db", url, "--json"], capture_output=True, text=True,
+                            cwd=str(REPO), timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert [e["id"] for e in json.loads(listed.stdout)["requests"]] == [e["id"] for e in dead]
+    wrong = subprocess.run([sys.executable, "-m", "tomc", "memory", "requests", name,
+                            "--db", url, "--drop", "nosuchid"], capture_output=True,
+                           text=True, cwd=str(REPO), timeout=120)
+    assert wrong.returncode == 2 and "nosuchid" in wrong.stderr + wrong.stdout
+    dropped = subprocess.run([sys.executable, "-m", "tomc", "memory", "requests", name,
+                              "--db", url, "--drop", dead[0]["id"], "--json"],
+                             capture_output=True, text=True, cwd=str(REPO), timeout=120)
+    assert json.loads(dropped.stdout)["dropped"] == [dead[0]["id"]]
+    assert len(dead_letters.listed(appliers, name)) == 3
+
+
+def test_a_request_the_applier_fails_on_is_answered_buried_and_the_next_applied(
+        appliers, monkeypatch):
+    """A failure the applier does not expect while applying one request (here: checking
+    it raises) answers that request with the error, buries it, and applies the others of
+    its batch."""
+    name = "ap_bug"
+    _fresh(appliers, name)
+    check = Applier._check
+
+    def buggy(self, request):
+        if "boom" in request.fields["text"]:
+            raise RecursionError("maximum recursion depth exceeded")
+        return check(self, request)
+
+    monkeypatch.setattr(Applier, "_check", buggy)
+    with Session.attach(name, db=appliers) as s:
+        with pytest.raises(DatabaseUnavailable) as err:
+            s.apply("A says boom.x = 1")
+        assert "dead-letter" in str(err.value)
+        (event,) = s.apply("A says x.y = 3")
+        assert event.step == 2
+    (entry,) = dead_letters.listed(appliers, name)
+    assert entry["error"].startswith("RecursionError") and "boom" in entry["request"]

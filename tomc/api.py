@@ -403,9 +403,12 @@ class Session:
                             f"the memory's applier, and none took the write (is `tomc serve` "
                             "running? docs/security.md)") from None
                     # withdrawn: nothing of it applied; write it here
-            done = writes.recorded(db, self.memory, key, len(parsed)) if idempotency_key \
-                else [None] * len(parsed)
-            return writes.write(self._live, self.memory, parsed, key, after_step, done)
+            # Here, only the administrator's credential writes (an agent's goes through the
+            # applier, above).
+            done = writes.recorded(db, self.memory, writes.ADMIN, key, parsed) \
+                if idempotency_key else [None] * len(parsed)
+            return writes.write(self._live, self.memory, parsed, writes.ADMIN, key,
+                                after_step, done)
         except DiagnosticError as err:
             error = TomError(err.diagnostics, text)
             error.committed = getattr(err, "committed", [])

@@ -391,6 +391,41 @@ def drop(name: str = typer.Argument(..., help="The memory."),
     raise typer.Exit(EXIT_OK)
 
 
+@app.command("requests")
+def requests_(name: str = typer.Argument(..., help="The memory."),
+             drop_ids: Optional[list[str]] = typer.Option(
+                 None, "--drop", help="Drop the request with this id (repeatable)."),
+             drop_all: bool = typer.Option(False, "--drop-all",
+                                           help="Drop every request listed."),
+             db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
+             json_output: bool = JSON_OPTION) -> None:
+    """List the requests the memory's applier could not apply (its dead-letter list,
+    newest first: id, when, what failed, the start of what was queued), or drop them.
+    Nothing here was applied; its writer was answered with the error when its reply list
+    could be trusted (docs/storage.md, "The applier"). Exit 2 for an id not listed."""
+    from tomc.engine import dead_letters
+    with database(db, data, json_output, interactive=True) as conn:
+        listed = dead_letters.listed(conn, name)
+        unknown = sorted(set(drop_ids or ()) - {e["id"] for e in listed})
+        if unknown:
+            fail(f"no request {', '.join(unknown)} in the dead-letter list of memory "
+                 f"{name!r} (`tomc memory requests {name}` lists them)", EXIT_BAD_INPUT,
+                 json_output)
+        dropped = dead_letters.drop(conn, name, drop_ids or ()) \
+            if drop_ids or drop_all else []
+    if json_output:
+        emit_json({"memory": name, "requests": [] if dropped else listed,
+                   "dropped": dropped})
+    elif drop_ids or drop_all:
+        typer.echo(f"dropped {len(dropped)} requests of memory {name}")
+    elif not listed:
+        typer.echo(f"memory {name}: no request failed")
+    for entry in [] if json_output or drop_ids or drop_all else listed:
+        typer.echo(f"{entry['id']}  {entry['at']}  {entry['bytes']} bytes  "
+                   f"{entry['error'][:160]}\n    {entry['request'][:160]!r}")
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("migrate")
 def migrate(names: Optional[list[str]] = typer.Argument(
                 None, help="The memories (default: every memory kept under the old names)."),

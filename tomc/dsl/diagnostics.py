@@ -30,6 +30,7 @@ CODES = {
     "E143": "malformed argument to an API call (a name, key, value or step)",
     "E144": "not allowed here (a memory's policy, or a statement a session does not take)",
     "E145": "a memory dropped or created again since the session attached",
+    "E146": "an idempotency key used again for another write",
     "E148": "time goes backwards (a clock or an event's time before the clock)",
     "E150": "invalid policy",
     "E151": "invalid routing rule",

@@ -7,10 +7,18 @@ lease (`memory_key(NAME, 'applier')`, renewed every second), moves what is queue
 processing list (BLMOVE: a request is never only in the applier's memory), checks each
 request after the ones before it, and commits the events of many requests in ONE
 MULTI/EXEC (group commit): each event keeps its own step, and the same transaction holds
-each statement's idempotency record, each request's reply and its removal from the
-processing list. So a reader sees a request whole or not at all, and an acknowledged
-request is committed. Requests are taken in arrival order, so no writer starves and no
-race is lost.
+each statement's idempotency record. Only once the EXEC's replies show that every statement
+succeeded does it answer each request and take it off the processing list (a statement that
+failed at run time gets its group undone, records and all, and its requests answered as
+failed, or applied again alone). So a reader sees a request whole or not at all, and an
+acknowledged request is committed. Requests are taken in arrival order, so no writer starves
+and no race is lost.
+
+Nothing a request holds can stop the applier: a request that is not one (any text an
+agent's user pushed), or whose taking, checking or applying fails in a way the applier does
+not expect, is answered with the error (when its reply list can be trusted) and moved to
+the memory's dead-letter list (`memory_key(NAME, 'dead')`, the newest DEAD_KEEP kept:
+`tomc memory requests`), and the applier goes on with the next.
 
 An applier killed mid-batch leaves its requests in the processing list; the next one to
 take the lease puts them back at the head of the queue, undoes a half-applied event, and
@@ -26,8 +34,10 @@ transaction if it can share one, else one transaction per statement.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import hmac
 import json
+import logging
 import threading
 import time
 import uuid
@@ -49,6 +59,8 @@ from tomc.runtime import acl, submit
 from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite, TomError
 from tomc.runtime.submit import REPLY_TTL_S
 
+log = logging.getLogger(__name__)
+
 LEASE_S = 5
 # The fields of a request (tomc/runtime/submit.py): text ones always there, others or null.
 REQUIRED = ("id", "key", "text", "reply", "mac")
@@ -56,6 +68,10 @@ OPTIONAL = ("create", "policy", "incarnation", "as")
 BATCH = 64
 # A group that keeps losing races to embedded writers (not through the applier).
 MAX_TRIES = 100
+# The dead-letter list keeps the newest DEAD_KEEP requests, each with at most PREVIEW
+# characters of what was queued.
+DEAD_KEEP = 1000
+PREVIEW = 2000
 
 
 @dataclass
@@ -67,6 +83,13 @@ class Request:
     fields: dict
     parsed: list = field(default_factory=list)
     left: Optional[writes.Pending] = None
+    answered: bool = False
+
+    @property
+    def writer(self) -> str:
+        """Whose idempotency keys the request's key is among: its agent's, or the
+        administrator's (tomc/engine/writes.py)."""
+        return self.fields.get("as") or writes.ADMIN
 
 
 class Applier:
@@ -83,6 +106,7 @@ class Applier:
         self.queue = memory_key(name, "queue")
         self.processing = memory_key(name, "processing")
         self.lease = memory_key(name, "applier")
+        self.dead = memory_key(name, "dead")
 
     # ---------------------------------------------------------------- the loop
 
@@ -182,12 +206,13 @@ class Applier:
         for raw in raws:
             try:
                 fields = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: an array nested deep
                 fields = None
             if self._well_formed(fields):
                 requests.append(Request(raw, fields))
-            else:  # dropped unanswered: its reply list cannot be trusted
-                r.lrem(self.processing, 1, raw)
+            else:  # not answered: its reply list cannot be trusted
+                self._bury(raw, "not a request: a JSON object with the fields "
+                                "tomc/runtime/submit.py gives one")
         return requests
 
     def _well_formed(self, fields) -> bool:
@@ -209,6 +234,35 @@ class Applier:
     # ---------------------------------------------------------------- a batch
 
     def _apply(self, batch: list[Request]) -> None:
+        """Apply `batch`; a failure the applier does not expect (anything but a lost
+        server, which the loop handles) applies each request again alone from what is
+        stored, and buries the one it fails on: no request stops the applier."""
+        try:
+            self._applied(batch)
+        except (DatabaseUnavailable, redis.ConnectionError, redis.TimeoutError):
+            raise
+        except redis.ResponseError as err:
+            if str(err).startswith(("OOM", "LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN")):
+                raise  # the server's state, not the request's: tried again later
+            self._failed(batch, err)
+        except Exception as err:  # noqa: BLE001 (any bug or input that reaches one)
+            self._failed(batch, err)
+
+    def _failed(self, batch: list[Request], err: Exception) -> None:
+        """After an unexpected failure applying `batch`: each request not answered yet
+        applied again alone, from what is stored; alone, it is buried."""
+        self._close()  # whatever state it left is not trusted: attach again
+        left = [request for request in batch if not request.answered]
+        if len(batch) > 1:
+            for request in left:
+                self._apply([request])
+            return
+        for request in left:
+            log.error("memory %s: a request failed (%s: %s); moved to the dead-letter list",
+                      self.name, type(err).__name__, str(err)[:200])
+            self._bury(request.raw, f"{type(err).__name__}: {err}"[:PREVIEW], request)
+
+    def _applied(self, batch: list[Request]) -> None:
         rest = [request for request in batch if self._admitted(request)]
         while rest and self._attach() is None:
             first = rest.pop(0)
@@ -220,7 +274,7 @@ class Applier:
             self.live.catch_up()  # embedded writers (no applier) may have committed
         except Replaced:  # dropped and created again: start from the new memory
             self._close()
-            self._apply(rest)
+            self._applied(rest)
             return
         self._run(rest)
 
@@ -251,8 +305,8 @@ class Applier:
         f = dict(request.fields)
         mac, agent = f.pop("mac", None), f.get("as")
         password = self.db.redis.connection_pool.connection_kwargs.get("password") or ""
+        graphs = memory.memory_graphs(self.name, [agent] if agent is not None else [])
         if agent is not None:
-            graphs = memory.memory_graphs(self.name, [agent])
             password = acl.user_password(self.db, acl.user_name(graphs, agent))
         if not isinstance(mac, str) or not hmac.compare_digest(
                 mac, submit.signature(json.dumps(f), password)):
@@ -261,6 +315,10 @@ class Applier:
             return False
         if agent is None:
             return True
+        if not f["reply"].startswith(memory_key(self.name, "reply",
+                                                acl.user_name(graphs, agent)) + ":"):
+            self._bury(request.raw, f"a reply list that is not {agent}'s own")
+            return False
         try:
             _, parsed = statements_of(f["text"])
         except TomError:
@@ -321,7 +379,11 @@ class Applier:
             self._answer(request, _diagnostics(err.diagnostics, err.text))
             return None
         request.parsed = parsed
-        done = writes.recorded(self.db, self.name, f["key"], len(parsed))
+        try:
+            done = writes.recorded(self.db, self.name, request.writer, f["key"], parsed)
+        except TomError as err:  # the key was used for another write (E146)
+            self._answer(request, _diagnostics(err.diagnostics, text))
+            return None
         if all(step is not None for step in done):
             left = writes.pending(parsed, done, self.name, f["key"], None, writes.now())
             self._answer(request, _events(writes.merged(live, left, []), step=live.step))
@@ -354,9 +416,11 @@ class Applier:
 
     def _commit(self, group: list[Request], tries: int = 0) -> None:
         """Commit the checked requests of `group` in one transaction with their records,
-        replies and removal from processing; on a lost race (an embedded writer), check
-        them again; on a failed statement, commit each alone (only the failing one
-        fails)."""
+        then answer them and take them off processing (only once the transaction's replies
+        show that it is stored whole: an applier killed in between leaves them to the next,
+        which answers them from their records); on a lost race (an embedded writer), check
+        them again; on a failed statement (its group undone), commit each alone (only the
+        failing one fails)."""
         if not group:
             return
         live = self.live
@@ -372,13 +436,15 @@ class Applier:
                     at = step
                     events.append(live.scenario.events[step - 1])
                     step += 1
-                extra += [writes.record(self.name, request.fields["key"], i, at)
-                          for i in indexes]
+                extra += [writes.record(self.name, request.writer, request.fields["key"], i,
+                                        at) for i in indexes]
+            extra.append(writes.claim(self.name, request.writer, request.fields["key"],
+                                      request.parsed))
             answers.append((request, events))
         mark = group[0].fields["_mark"]
+        replies = self._replies(answers, live.engine.revision)
         try:
-            live.apply_together(statements, [*extra, *self._replies(answers,
-                                                                   live.engine.revision)])
+            live.apply_together(statements, extra)
         except Behind:
             if tries >= MAX_TRIES:
                 raise DatabaseUnavailable(f"memory {self.name}: writers outside the applier "
@@ -403,6 +469,10 @@ class Applier:
                 return
             for request in group:
                 self._run([request])
+        else:
+            self._send(replies)
+            for request in group:
+                request.answered = True
 
     def _replies(self, answers: list[tuple[Request, list]], base: int) -> list[tuple]:
         """The commands answering each request with its events (lines as they will be
@@ -426,11 +496,12 @@ class Applier:
         when it can be)."""
         live, f = self.live, request.fields
         try:
-            done = writes.recorded(self.db, self.name, f["key"], len(request.parsed))
-            events = writes.write(live, self.name, request.parsed, f["key"],
+            done = writes.recorded(self.db, self.name, request.writer, f["key"],
+                                   request.parsed)
+            events = writes.write(live, self.name, request.parsed, request.writer, f["key"],
                                   f.get("after_step"), done)
             body = _events(events, step=live.step)
-        except DiagnosticError as err:
+        except (DiagnosticError, TomError) as err:
             body = _diagnostics(err.diagnostics, f["text"], err)
         except StaleWrite as err:
             body = {"error": "stale", "expected": err.expected, "actual": err.actual,
@@ -444,15 +515,51 @@ class Applier:
         self._answer(request, body)
 
     def _answer(self, request: Request, body: dict) -> None:
+        self._send(self._answer_commands(request, body))
+        request.answered = True
+
+    def _send(self, commands: list[tuple]) -> None:
+        """Run `commands` (replies, removals from processing) in one transaction."""
         pipe = self.db.redis.pipeline(transaction=True)
-        for command in self._answer_commands(request, body):
+        for command in commands:
             pipe.execute_command(*command)
         pipe.execute()
+
+    def _bury(self, raw: str, error: str, request: Optional[Request] = None) -> None:
+        """Move the queued `raw` from processing to the dead-letter list with `error`, and
+        answer its `request` with it (none when its reply list cannot be trusted)."""
+        entry = {"id": dead_id(raw), "at": writes.now(), "error": _shown(error),
+                 "bytes": len(raw.encode("utf-8", "surrogateescape")),
+                 "request": _shown(raw[:PREVIEW])}
+        commands = [("LPUSH", self.dead, json.dumps(entry)),
+                    ("LTRIM", self.dead, 0, DEAD_KEEP - 1)]
+        if request is not None and not request.answered:
+            commands += self._answer_commands(request, {
+                "error": "failed", "committed": [], "message":
+                f"the applier could not apply this request ({error}); it is kept in the "
+                f"memory's dead-letter list as {entry['id']} (`tomc memory requests "
+                f"{self.name}`)"})
+        else:
+            commands.append(("LREM", self.processing, 1, raw))
+        self._send(commands)
+        if request is not None:
+            request.answered = True
 
     def _answer_commands(self, request: Request, body: dict) -> list[tuple]:
         reply = request.fields["reply"]
         return [("RPUSH", reply, json.dumps(body)), ("EXPIRE", reply, REPLY_TTL_S),
                 ("LREM", self.processing, 1, request.raw)]
+
+
+def dead_id(raw: str) -> str:
+    """The id of a request in the dead-letter list: a digest of what was queued."""
+    return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _shown(text: str) -> str:
+    """`text` as UTF-8 can carry it: bytes that were not UTF-8 (read as lone surrogates:
+    tomc/runtime/connection.py) shown as `\\xNN`."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _replaced(name: str) -> str:

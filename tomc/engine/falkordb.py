@@ -351,8 +351,11 @@ class FalkorEngine:
         self.revision += changes
         if failed is not None:
             statement, reply = failed
+            # What the transaction recorded beside the change (its idempotency records)
+            # goes with it: a retry applies it again, never answered from a failed one.
+            unrecorded = [("HDEL", c[1], *c[2::2]) for c in extra if c[0] == "HSET"]
             undone = bool(plans) and recovery.undo_events(
-                self.db, self.graphs, [p.step for p in plans], self.revision)
+                self.db, self.graphs, [p.step for p in plans], self.revision, unrecorded)
             # If another writer committed first, the event stays half-applied: the next
             # writer to attach undoes it if it is still the latest (docs/storage.md). This
             # session then replays it like any other writer's (its checker took it back).

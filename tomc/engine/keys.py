@@ -5,20 +5,25 @@ A memory `NAME` keeps, beside its graphs (tomc/engine/memory.py) and revision ke
 
 - `tomem:{NAME}:incarnation`: an id made when the memory is created; a session attached to
   an earlier memory of the same name is refused (docs/storage.md, "Incarnations");
-- `tomem:{NAME}:keys`: the hash of idempotency keys, `KEY#I` -> the step statement I of the
-  write called KEY committed as (0 for a declaration), written in the statement's own
+- `tomem:{NAME}:keys`: the hash of idempotency keys, each scoped to its writer (the
+  administrator, or an agent with its own credential): `["WRITER", "KEY", I]` -> the step
+  statement I of the write called KEY committed as (0 for a declaration), and `["WRITER",
+  "KEY"]` -> a digest of the write's statements, written in the statement's own
   transaction (docs/storage.md, "Retries");
 - `tomem:{NAME}:public`, `tomem:{NAME}:seen:AGENT`: the agents' view of the world, the
   header, step and declarations, and the events AGENT witnessed (tomc/engine/agent_view.py,
   whose names are these through the memory's graph names);
 - `tomem:{NAME}:queue`, `tomem:{NAME}:processing`, `tomem:{NAME}:applier`,
-  `tomem:{NAME}:reply:ID`: the applier's request list, the requests it is applying, its
-  lease, and the reply list of one request (tomc/engine/applier.py).
+  `tomem:{NAME}:reply:ID`, `tomem:{NAME}:dead`: the applier's request list, the requests it
+  is applying, its lease, the reply list of one request, and the requests it could not
+  apply (tomc/engine/applier.py, `tomc memory requests`).
 
 This module imports nothing heavy: the thin client of `tomc memory apply` uses it.
 """
 
 from __future__ import annotations
+
+import json
 
 from tomc.names import graph_key
 
@@ -41,9 +46,15 @@ def memory_key(name: str, *parts: str) -> str:
 
 
 
-def idempotency_field(key: str, index: int) -> str:
-    """The field of statement `index` of the write called `key` in `memory_key(.., 'keys')`."""
-    return f"{key}#{index}"
+def idempotency_field(writer: str, key: str, index: int) -> str:
+    """The field of statement `index` of the write `writer` called `key` in
+    `memory_key(.., 'keys')`: JSON, so no writer's key can spell another writer's field."""
+    return json.dumps([writer, key, index])
+
+
+def digest_field(writer: str, key: str) -> str:
+    """The field holding the digest of the statements of the write `writer` called `key`."""
+    return json.dumps([writer, key])
 
 
 def appliers_key(*parts: str) -> str:

@@ -1,24 +1,35 @@
 """One write to a memory, as both writing paths take it: the embedded one (a `Session`
 committing itself) and the applier's (tomc/engine/applier.py).
 
-A write is a list of statements and an idempotency key (docs/storage.md, "Retries"):
-statement `i` of the write called `KEY` commits with the record `KEY#i` -> its step (0 for a
-declaration) in its own transaction, so a write retried with the same key applies only
-the statements no record says committed, and returns the original steps of the others.
-A claim with no `at` takes the time it is applied at (`stamped`).
+A write is a list of statements and an idempotency key (docs/storage.md, "Retries"), which
+belongs to its writer (`ADMIN`, or the agent whose own credential sent it): statement `i` of
+the write WRITER called `KEY` commits with the record `[WRITER, KEY, i]` -> its step (0 for
+a declaration), and `[WRITER, KEY]` -> the digest of the write's statements, in its own
+transaction. So a write retried with the same key applies only the statements no record
+says committed, and returns the original steps of the others; the same key with other
+statements is refused (E146), never answered with another write's steps. A claim with no
+`at` takes the time it is applied at (`pending`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional, Sequence
 
 from tomc.dsl import ast
+from tomc.dsl.diagnostics import Diagnostic
+from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent
-from tomc.engine.keys import idempotency_field, memory_key
+from tomc.engine.keys import digest_field, idempotency_field, memory_key
 from tomc.engine.live import LiveScenario, Record
 from tomc.runtime.connection import Database
+from tomc.runtime.errors import TomError
+
+# The writer of a write sent with the administrator's credential (an agent's own credential
+# writes as that agent: docs/security.md).
+ADMIN = ""
 
 
 @dataclass
@@ -37,17 +48,38 @@ def now() -> str:
     return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
 
 
-def record(name: str, key: str, index: int, step: int) -> tuple:
-    """The command that records statement `index` of write `key` as committed at `step`."""
-    return ("HSET", memory_key(name, "keys"), idempotency_field(key, index), step)
+def digest(parsed: Sequence) -> str:
+    """The digest of a write's statements (canonical .tom text, before any stamping)."""
+    text = "\n".join(format_statement(statement) for statement in parsed)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def recorded(db: Database, name: str, key: str, count: int) -> list[Optional[int]]:
-    """The step each of the `count` statements of write `key` committed at (0: a
-    declaration), None for one not committed."""
-    values = db.redis.hmget(memory_key(name, "keys"),
-                            [idempotency_field(key, i) for i in range(count)])
-    return [None if v is None else int(v) for v in values]
+def record(name: str, writer: str, key: str, index: int, step: int) -> tuple:
+    """The command that records statement `index` of `writer`'s write `key` as committed
+    at `step`."""
+    return ("HSET", memory_key(name, "keys"), idempotency_field(writer, key, index), step)
+
+
+def claim(name: str, writer: str, key: str, parsed: Sequence) -> tuple:
+    """The command that ties `writer`'s key `key` to the statements `parsed`, sent with
+    the records of each of them."""
+    return ("HSET", memory_key(name, "keys"), digest_field(writer, key), digest(parsed))
+
+
+def recorded(db: Database, name: str, writer: str, key: str,
+             parsed: Sequence) -> list[Optional[int]]:
+    """The step each statement of `writer`'s write `key` (`parsed`) committed at (0: a
+    declaration), None for one not committed. Raises TomError E146 when the key was used
+    for other statements: a retry must send the same write."""
+    values = db.redis.hmget(memory_key(name, "keys"), [
+        digest_field(writer, key), *(idempotency_field(writer, key, i)
+                                     for i in range(len(parsed)))])
+    if values[0] is not None and values[0] != digest(parsed):
+        raise TomError([Diagnostic(
+            "E146", f"the idempotency key {key!r} was used for another write", None,
+            "<apply>", hint="a retry sends the same statements with the same key; use a new "
+            "key for a new write")])
+    return [None if v is None else int(v) for v in values[1:]]
 
 
 def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
@@ -73,14 +105,17 @@ def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
     return out
 
 
-def with_records(left: Pending, name: str, key: str) -> list[Record]:
+def with_records(left: Pending, name: str, writer: str, key: str,
+                 parsed: Sequence) -> list[Record]:
     """`left.records` as LiveScenario.apply takes them: step -> the commands recording
-    the statement (none for a clock line the stamping added)."""
-    return [(lambda step, indexes=indexes: [record(name, key, i, step) for i in indexes])
+    the statement and the write's digest (none for a clock line the stamping added)."""
+    tie = claim(name, writer, key, parsed)
+    return [(lambda step, indexes=indexes: [*(record(name, writer, key, i, step)
+                                              for i in indexes), *([tie] if indexes else [])])
             for indexes in left.records]
 
 
-def write(live: LiveScenario, name: str, parsed: list, key: str,
+def write(live: LiveScenario, name: str, parsed: list, writer: str, key: str,
           after_step: Optional[int], done: Sequence[Optional[int]],
           path: str = "<apply>") -> list[AnyEvent]:
     """Commit what is left of a write (`done`: `recorded` for it) through `live`, in
@@ -92,7 +127,7 @@ def write(live: LiveScenario, name: str, parsed: list, key: str,
     if left.done:
         live.catch_up()
         after_step = None
-    records = with_records(left, name, key)
+    records = with_records(left, name, writer, key, parsed)
     events = live.apply_whole(left.statements, path, after_step, records) \
         if left.statements else []
     return merged(live, left, events)

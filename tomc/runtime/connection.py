@@ -386,8 +386,11 @@ def shown_url(url: str) -> str:
 
 def _client(timeout: float, **kwargs) -> redis.Redis:
     """A redis client as tomc uses it: string replies, connect and read (`timeout`)
-    timeouts, and no silent retries (a retried write could apply twice)."""
-    return redis.Redis(decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
+    timeouts, and no silent retries (a retried write could apply twice). Bytes that are not
+    UTF-8 (anyone may push them on a queue) decode to lone surrogates and encode back to
+    the same bytes, so a reply never fails to decode and LREM finds the value it read."""
+    return redis.Redis(decode_responses=True, encoding_errors="surrogateescape",
+                       socket_connect_timeout=CONNECT_TIMEOUT_S,
                        socket_timeout=timeout, retry=Retry(NoBackoff(), 0), **kwargs)
 
 
@@ -574,6 +577,7 @@ def _from_server_url(url: str, check_graphs: bool, interactive: bool) -> Databas
             extra["password"] = secret
     try:
         client = redis.Redis.from_url(url, decode_responses=True,
+                                      encoding_errors="surrogateescape",
                                       socket_connect_timeout=CONNECT_TIMEOUT_S,
                                       socket_timeout=statement_timeout(interactive),
                                       retry=Retry(NoBackoff(), 0), **extra)

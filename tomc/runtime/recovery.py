@@ -11,7 +11,7 @@ those has its own Event node only if its statement applied. It undoes it then.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import redis
 
@@ -31,9 +31,11 @@ def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bo
     return undo_events(db, graphs, [step], revision)
 
 
-def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: int) -> bool:
+def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: int,
+                also: Sequence[tuple] = ()) -> bool:
     """`undo_event` of each of `steps` (a group committed together), latest first, in one
-    transaction that also takes them out of the agents' views (tomc/engine/agent_view.py)."""
+    transaction that also takes them out of the agents' views (tomc/engine/agent_view.py)
+    and runs the commands `also` (taking back what the failed transaction recorded)."""
     try:
         with db.redis.pipeline(transaction=True) as pipe:
             pipe.watch(graphs.revision_key)
@@ -55,6 +57,8 @@ def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: in
                 pipe.execute_command(*command)
             for command in checkpoint.forget(agent_view.base(graphs), steps, kept):
                 pipe.execute_command(*command)  # out of the event hash; no checkpoint
+            for command in also:
+                pipe.execute_command(*command)
             pipe.set(graphs.revision_key, revision + 1)
             replies = pipe.execute(raise_on_error=False)
     except redis.WatchError:

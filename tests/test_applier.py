@@ -25,6 +25,7 @@ from tomc.api import Session, TomError
 from tomc.engine import dead_letters, memory
 from tomc.engine.applier import Applier, serve_appliers
 from tomc.engine.keys import appliers_key, memory_key
+from tomc.runtime import submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 from tomc.runtime.executor import Executor
@@ -72,9 +73,11 @@ def _fresh(db, name: str) -> None:
 def test_writes_go_through_the_applier_and_get_their_steps(appliers):
     _fresh(appliers, "ap_basic")
     with Session.attach("ap_basic", db=appliers) as s:
+        appliers.redis.config_resetstat()
         events = s.apply("A says x.y = 1\nB tells C x.z = 2")
         assert [e.step for e in events] == [2, 3]
-        assert appliers.redis.exists(memory_key("ap_basic", "applier"))  # its applier ran
+        # Its applier ran: it takes requests with LMOVE, a writer committing itself never.
+        assert appliers.redis.info("commandstats")["cmdstat_lmove"]["calls"] > 0
         assert s.believes("C", "x.z").values == ["2"]
         with pytest.raises(StaleWrite):
             s.apply("A says x.y = 3", after_step=1)
@@ -488,3 +491,45 @@ def test_a_request_the_applier_fails_on_is_answered_buried_and_the_next_applied(
         assert event.step == 2
     (entry,) = dead_letters.listed(appliers, name)
     assert entry["error"].startswith("RecursionError") and "boom" in entry["request"]
+
+
+# ---------------------------------------------------------------- many memories
+
+
+def test_sixty_memories_are_served_and_idle_they_cost_almost_nothing(appliers):
+    """Issue 35 item 7: one dispatcher and a bounded pool serve every memory (the 50th
+    memory written no longer hangs), and idle memories send nothing: the server runs a
+    handful of commands a second in all (the heartbeat, the wake list's wait, the sweep of
+    leases), not dozens per memory."""
+    names = [f"ap_many_{i}" for i in range(60)]
+    for name in names:
+        memory.drop(appliers, name)
+    for i, name in enumerate(names):
+        reply = submit.submit(appliers.redis, name, SETUP + f"\nA says n.v = {i}",
+                              f"k{i}", create="default")
+        assert reply.get("error") is None and reply["step"] == 2, reply
+    time.sleep(1)  # the last drain's linger
+    assert not any(appliers.redis.exists(memory_key(n, "applier")) for n in names)
+    appliers.redis.config_resetstat()
+    time.sleep(3)
+    calls = sum(s["calls"] for s in appliers.redis.info("commandstats").values())
+    assert calls < 40, appliers.redis.info("commandstats")
+    for name in names:
+        memory.drop(appliers, name)
+
+
+def test_a_lease_that_lapsed_with_its_applier_is_swept_and_its_memory_served(appliers):
+    """A memory whose applier died holding its lease (another `tomc serve --db` process
+    killed mid-batch): its requests wait until the lease lapses, then the sweep of held
+    leases wakes the memory and it is applied; nothing else wakes it."""
+    name = "ap_swept"
+    _fresh(appliers, name)
+    r = appliers.redis
+    while r.exists(memory_key(name, "applier")):  # the drain of `_fresh` lingering
+        time.sleep(0.05)
+    r.set(memory_key(name, "applier"), "a-dead-process", ex=LEASE_S)
+    r.zadd(appliers_key("held"), {name: time.time() + LEASE_S})
+    started = time.monotonic()
+    reply = submit.submit(r, name, "A says swept.v = 1", "sweep-1")
+    assert reply.get("error") is None and reply["step"] == 2
+    assert time.monotonic() - started >= LEASE_S - 0.5  # it waited for the lease to lapse

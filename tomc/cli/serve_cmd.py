@@ -14,7 +14,7 @@ import typer
 from tomc.cli.common import EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_OK, fail
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import (FSYNC_MODES, QUERY_MEMORY_MB, QUERY_TIMEOUT_S, EmbeddedServer,
-                                 default_data_dir)
+                                 default_data_dir, default_max_memory_mb)
 
 
 def serve(data: Optional[Path] = typer.Option(
@@ -40,6 +40,11 @@ def serve(data: Optional[Path] = typer.Option(
               QUERY_MEMORY_MB, "--query-memory", min=0, metavar="MB",
               help="Most memory any one query may take (FalkorDB's QUERY_MEM_CAPACITY). 0: no "
                    "bound."),
+          max_memory: Optional[int] = typer.Option(
+              None, "--max-memory", min=0, metavar="MB",
+              help="Most memory the server may use (maxmemory, noeviction: when full, writes "
+                   "are refused with a clear error and nothing stored is dropped). Default: "
+                   "half the machine's memory. 0: no bound."),
           db: Optional[str] = typer.Option(
               None, "--db", metavar="URL",
               help="Start no FalkorDB: run only the appliers, for the memories of the server "
@@ -58,7 +63,8 @@ def serve(data: Optional[Path] = typer.Option(
             ("--data", data, None), ("--port", port, 0), ("--host", host, "127.0.0.1"),
             ("--socket", socket, None), ("--fsync", fsync, "everysec"),
             ("--query-timeout", query_timeout, QUERY_TIMEOUT_S),
-            ("--query-memory", query_memory, QUERY_MEMORY_MB)) if value != default]
+            ("--query-memory", query_memory, QUERY_MEMORY_MB),
+            ("--max-memory", max_memory, None)) if value != default]
         if given:
             from tomc.runtime.connection import shown_url
             fail(f"--db {shown_url(db)} serves appliers for a FalkorDB tomc does not start: "
@@ -73,7 +79,9 @@ def serve(data: Optional[Path] = typer.Option(
              EXIT_BAD_INPUT)
     try:
         server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host,
-                                query_timeout_s=query_timeout, query_memory_mb=query_memory)
+                                query_timeout_s=query_timeout, query_memory_mb=query_memory,
+                                max_memory_mb=default_max_memory_mb() if max_memory is None
+                                else max_memory)
     except ValueError as err:
         fail(f"--socket: {err}", EXIT_BAD_INPUT)
     try:
@@ -90,8 +98,9 @@ def serve(data: Optional[Path] = typer.Option(
         where = f"unix://{server.socket_path}" + (f" and redis://{host}:{port}" if port
                                                   else "")
         typer.echo(f"tomc: serving {server.data_dir} on {where} (fsync {fsync}; queries "
-                   f"bounded to {_bound(query_timeout, 's')} and {_bound(query_memory, ' MB')});"
-                   " Ctrl-C or SIGTERM stops", err=True)
+                   f"bounded to {_bound(query_timeout, 's')} and {_bound(query_memory, ' MB')};"
+                   f" the server to {_bound(server.max_memory_mb, ' MB')}); Ctrl-C or SIGTERM "
+                   "stops", err=True)
         typer.echo(f"tomc: the admin password is in {server.data_dir / 'admin.secret'} "
                    "(used by itself for the unix socket; for TCP: redis://default:PASSWORD@"
                    "HOST:PORT)", err=True)

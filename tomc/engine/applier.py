@@ -35,14 +35,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import hmac
 import json
 import logging
 import threading
 import time
 import uuid
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import redis
 
@@ -72,6 +75,13 @@ MAX_TRIES = 100
 # characters of what was queued.
 DEAD_KEEP = 1000
 PREVIEW = 2000
+# `tomc serve`'s pool: threads that drain woken memories, and memories kept attached
+# between drains (each holds its state and one connection).
+WORKERS = max(2, os.cpu_count() or 2)
+WARM = 64
+# How long a drained memory keeps its worker, waiting for its next request, while no
+# other memory waits for one.
+LINGER_S = 0.2
 
 
 @dataclass
@@ -146,6 +156,65 @@ class Applier:
             except redis.RedisError:
                 pass
 
+    def drain(self, stop: threading.Event, linger: Callable[[], float] = lambda: 0.0) -> None:
+        """Apply what is queued, then give the lease back (an idle memory holds nothing
+        and costs no command): what `serve_appliers`' workers run when the memory is
+        woken. Once the queue is empty it waits `linger()` seconds more for the next
+        request (a writer's next write is often right behind its reply) before giving the
+        lease back. Returns at once when another applier holds the lease (it looks at the
+        queue again after giving the lease back, so nothing queued meanwhile waits)."""
+        while not stop.is_set():
+            try:
+                self.db.current()
+                if not self._hold():
+                    if self._held_by_another():
+                        return
+                    continue  # given back meanwhile: take it
+                batch = self._take(block=0)
+                if not batch:
+                    wait = linger()
+                    batch = self._take(block=wait) if wait > 0 else []
+                if batch:
+                    self._apply(batch)
+                    continue
+                self._release()
+                if not self.db.redis.llen(self.queue):
+                    return
+                # Queued between the last take and the release: go on.
+            except (DatabaseUnavailable, redis.RedisError):
+                # Start again from what is stored, the batch back in the queue (what of it
+                # committed has its records); the caller wakes the memory again.
+                self.held_at = None
+                self.db.lost()
+                self._close()
+                try:
+                    self._requeue()
+                except redis.RedisError:
+                    pass
+                raise
+
+    def _held_by_another(self) -> bool:
+        """Whether another applier holds the lease still; if so, its end is in the sorted
+        set `serve_appliers` sweeps, so that the memory is woken again if that applier
+        died holding it (a live one looks at the queue after giving the lease back)."""
+        left = self.db.redis.pttl(self.lease)
+        if left == -2:
+            return False
+        if not self.db.clustered:
+            self.db.redis.zadd(appliers_key("held"),
+                               {self.name: time.time() + max(left, 0) / 1000 + 0.1})
+        return True
+
+    def _release(self) -> None:
+        """Give the lease back if this applier holds it."""
+        self.held_at = None
+        r = self.db.redis
+        if r.get(self.lease) == self.token:
+            pipe = r.pipeline(transaction=False)
+            pipe.delete(self.lease)
+            pipe.zrem(appliers_key("held"), self.name)
+            pipe.execute()
+
     def _hold(self) -> bool:
         """Take or renew the lease; on taking it, resume what a previous applier left. A
         lease renewed less than a third of its life ago is held without asking (two round
@@ -157,20 +226,31 @@ class Applier:
         r = self.db.redis
         if r.get(self.lease) == self.token:
             r.expire(self.lease, int(self.lease_s))
+            self._held()
             self.held_at = now
             return True
         self.held_at = None
         if not r.set(self.lease, self.token, nx=True, ex=int(self.lease_s)):
             return False
-        self._close()
-        self._requeue()
+        self._held()
+        if self._requeue():
+            self._close()  # a previous applier died mid-batch: attach again (recovery)
         self.held_at = now
         return True
 
-    def _requeue(self) -> None:
-        """The requests being applied back at the head of the queue, in their order."""
+    def _held(self) -> None:
+        """Say until when this memory's lease is held, in the server-wide sorted set that
+        `serve_appliers` sweeps for lapsed leases (none on a cluster: no server-wide key)."""
+        if not self.db.clustered:
+            self.db.redis.zadd(appliers_key("held"), {self.name: time.time() + self.lease_s})
+
+    def _requeue(self) -> int:
+        """The requests being applied back at the head of the queue, in their order; how
+        many there were."""
+        moved = 0
         while self.db.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
-            pass
+            moved += 1
+        return moved
 
     def _close(self) -> None:
         """Forget the live scenario, and that the lease is held: whatever made this applier
@@ -192,13 +272,16 @@ class Applier:
             self.incarnation = self.live.engine.incarnation[1]
         return self.live
 
-    def _take(self) -> list[Request]:
+    def _take(self, block: float = 1.0) -> list[Request]:
         """The requests queued, oldest first (at most BATCH), moved to processing; waits
-        up to a second for the first. One round trip: the server runs the moves after the
-        blocking one, as soon as it returns."""
+        up to `block` seconds for the first (0: not at all). One round trip: the server
+        runs the moves after the blocking one, as soon as it returns."""
         r = self.db.redis
         pipe = r.pipeline(transaction=False)
-        pipe.blmove(self.queue, self.processing, 1, "LEFT", "RIGHT")
+        if block:
+            pipe.blmove(self.queue, self.processing, block, "LEFT", "RIGHT")
+        else:
+            pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
         for _ in range(BATCH - 1):
             pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
         raws = [x for x in pipe.execute() if x is not None]
@@ -242,7 +325,9 @@ class Applier:
         except (DatabaseUnavailable, redis.ConnectionError, redis.TimeoutError):
             raise
         except redis.ResponseError as err:
-            if str(err).startswith(("OOM", "LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN")):
+            if isinstance(err, (redis.exceptions.OutOfMemoryError,
+                                redis.exceptions.BusyLoadingError)) or str(err).startswith(
+                    ("BUSY", "MASTERDOWN", "CLUSTERDOWN", "READONLY")):
                 raise  # the server's state, not the request's: tried again later
             self._failed(batch, err)
         except Exception as err:  # noqa: BLE001 (any bug or input that reaches one)
@@ -591,50 +676,127 @@ def _diagnostics(diagnostics: list[Diagnostic], text: str, err=None) -> dict:
 # ---------------------------------------------------------------- many memories
 
 
-def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S) -> None:
-    """Run an applier for every memory that has requests, each in a thread of its own,
-    until `stop` is set: what `tomc serve` runs. Keeps the heartbeat `appliers_key()`
-    alive, so clients know to submit (tomc/runtime/submit.py)."""
-    running: dict[str, threading.Thread] = {}
+def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S,
+                   workers: int = WORKERS, warm: int = WARM) -> None:
+    """Apply the requests of every memory of `db` until `stop` is set: what `tomc serve`
+    runs. One dispatcher waits on the wake list (a writer pushes its memory's name there
+    with each request) and hands each woken memory to a pool of `workers` threads, which
+    drain its queue under its lease and give the lease back (`Applier.drain`): an idle
+    memory costs nothing, whatever their number. The `warm` memories drained last keep
+    their state attached between drains. Keeps the heartbeat `appliers_key()` alive, so
+    clients know to submit (tomc/runtime/submit.py), and sweeps the held leases every
+    `lease_s` for one that lapsed (its applier, perhaps in another `tomc serve --db`
+    process, stopped), waking its memory. Several processes may serve one server: a
+    memory's lease decides which one applies it."""
+    dispatcher = _Dispatcher(db, stop, lease_s, workers, warm)
     r = db.redis
     for stored in memory.stored(db):  # requests a killed applier left
         if r.exists(memory_key(stored.name, "queue"), memory_key(stored.name, "processing")):
-            r.rpush(appliers_key("wake"), stored.name)
-    beat = None  # when the heartbeat was last set: each write wakes this loop
-    while not stop.is_set():
-        try:
-            if beat is None or time.monotonic() - beat >= lease_s / 3:
-                r.set(appliers_key(), "1", ex=int(lease_s))
-                beat = time.monotonic()
-            woken = r.blpop([appliers_key("wake")], 1)
-        except redis.RedisError:  # the server restarting, a link lost: look again
-            beat = None
-            stop.wait(1.0)
-            continue
-        if woken is None:
-            continue
-        name = woken[1]
-        thread = running.get(name)
-        if thread is not None and thread.is_alive():
-            continue  # its applier waits on its queue already
-        # An agent's user may push any name on the wake list: only a memory with requests
-        # gets an applier (no thread per name it makes up).
-        try:
-            queued = r.exists(memory_key(name, "queue"), memory_key(name, "processing"))
-        except redis.RedisError:  # lost with the link: its writer withdraws the request
-            queued = 0                # after the grace period and writes it itself
-        if queued:
-            applier = Applier(db, name, lease_s)
-            thread = threading.Thread(target=applier.run, args=(stop,), daemon=True,
-                                      name=f"applier {name}")
-            running[name] = thread
-            thread.start()
+            dispatcher.wake(stored.name)
+    beat = swept = None  # when the heartbeat was last set, the leases last swept
     try:
-        r.delete(appliers_key())
-    except redis.RedisError:
-        pass  # gone with the server: it lapses by itself
-    for thread in running.values():
-        thread.join(timeout=lease_s)
+        while not stop.is_set():
+            try:
+                now = time.monotonic()
+                if beat is None or now - beat >= lease_s / 3:
+                    r.set(appliers_key(), "1", ex=int(lease_s))
+                    beat = now
+                if swept is None or now - swept >= lease_s:
+                    for name in r.zrangebyscore(appliers_key("held"), "-inf", time.time()):
+                        r.zrem(appliers_key("held"), name)
+                        dispatcher.wake(name)
+                    swept = now
+                woken = r.blpop([appliers_key("wake")], 1)
+            except redis.RedisError:  # the server restarting, a link lost: look again
+                beat = swept = None
+                stop.wait(1.0)
+                continue
+            if woken is not None:
+                dispatcher.wake(woken[1])
+    finally:
+        try:
+            r.delete(appliers_key())
+        except redis.RedisError:
+            pass  # gone with the server: it lapses by itself
+        dispatcher.close()
+
+
+class _Dispatcher:
+    """The pool that drains woken memories, one drain per memory at a time: a memory woken
+    while it drains is drained again after."""
+
+    def __init__(self, db: Database, stop: threading.Event, lease_s: float, workers: int,
+                 warm: int):
+        self.db, self.stop, self.lease_s, self.warm = db, stop, lease_s, warm
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="applier")
+        self.lock = threading.Lock()
+        self.draining: dict[str, bool] = {}  # name -> woken again meanwhile
+        self.waiting = 0  # drains handed to the pool and not started yet
+        self.appliers: OrderedDict[str, Applier] = OrderedDict()  # the warm ones, LRU last
+
+    def wake(self, name: str) -> None:
+        """Drain memory `name` (again, after the drain running now)."""
+        with self.lock:
+            if name in self.draining:
+                self.draining[name] = True
+                return
+            self.draining[name] = False
+            self.waiting += 1
+        self.pool.submit(self._drain, name)
+
+    def _linger(self) -> float:
+        """How long a drained memory waits for its next request: LINGER_S while no other
+        memory waits for a worker, else not at all."""
+        return LINGER_S if self.waiting == 0 else 0.0
+
+    def _drain(self, name: str) -> None:
+        with self.lock:
+            self.waiting -= 1
+        try:
+            while not self.stop.is_set():
+                # An agent's user may push any name on the wake list: only a memory with
+                # requests gets an applier (no state kept for a name it makes up).
+                if self.db.redis.exists(memory_key(name, "queue"),
+                                        memory_key(name, "processing")):
+                    self._applier(name).drain(self.stop, self._linger)
+                with self.lock:
+                    if not self.draining[name]:
+                        break
+                    self.draining[name] = False
+        except (DatabaseUnavailable, redis.RedisError) as err:
+            log.warning("memory %s: lost the server while applying (%s); trying again",
+                        name, err)
+            self._again(name)
+        except Exception:  # noqa: BLE001 (a bug: logged, and the memory tried again)
+            log.exception("memory %s: the drain failed", name)
+            self._again(name)
+        finally:
+            with self.lock:
+                self.draining.pop(name, None)
+
+    def _again(self, name: str) -> None:
+        """Wake memory `name` again in a second (its requests wait in its queue)."""
+        timer = threading.Timer(1.0, lambda: None if self.stop.is_set() else self.wake(name))
+        timer.daemon = True
+        timer.start()
+
+    def _applier(self, name: str) -> Applier:
+        """Memory `name`'s applier, kept warm; the least recently drained beyond `warm`
+        (and not draining) closed."""
+        with self.lock:
+            applier = self.appliers.pop(name, None) or Applier(self.db, name, self.lease_s)
+            self.appliers[name] = applier
+            cold = [n for n in self.appliers if n not in self.draining][
+                :max(0, len(self.appliers) - self.warm)]
+            closing = [self.appliers.pop(n) for n in cold]
+        for old in closing:
+            old._close()
+        return applier
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        for applier in self.appliers.values():
+            applier._close()
 
 
 # How often `serve_cluster_appliers` lists a cluster's memories (a new one waits that long).

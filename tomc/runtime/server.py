@@ -42,7 +42,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Optional
@@ -74,6 +74,19 @@ FSYNC_MODES = ("everysec", "always")
 # / --query-memory` set others.
 QUERY_TIMEOUT_S = 30.0
 QUERY_MEMORY_MB = 1024
+# The server's own bound (`maxmemory`, with `noeviction`: a full server refuses writes with
+# OOM and never drops a key, docs/security.md "Flooding"): half the machine's memory unless
+# `tomc serve --max-memory` says otherwise; and the largest value one command may carry
+# (`proto-max-bulk-len`), far above any request tomc makes.
+MAX_BULK = "64mb"
+
+
+def default_max_memory_mb() -> int:
+    """Half the machine's physical memory, in MB (0: unknown, no bound)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2 // 2 ** 20
+    except (ValueError, OSError, AttributeError):
+        return 0
 logger = logging.getLogger(__name__)  # `tomc -v` (tomc/cli/main.py)
 
 SERVING = "serving.json"
@@ -158,6 +171,7 @@ class EmbeddedServer:
     host: str = "127.0.0.1"
     query_timeout_s: float = QUERY_TIMEOUT_S
     query_memory_mb: int = QUERY_MEMORY_MB
+    max_memory_mb: int = field(default_factory=default_max_memory_mb)
     process: Optional[subprocess.Popen] = None
     _lock_fd: Optional[int] = None
 
@@ -166,8 +180,8 @@ class EmbeddedServer:
         self.data_dir = Path(os.path.abspath(Path(self.data_dir).expanduser()))
         if self.fsync not in FSYNC_MODES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_MODES)}, not {self.fsync!r}")
-        if self.query_timeout_s < 0 or self.query_memory_mb < 0:
-            raise ValueError("query bounds are 0 (none) or more")
+        if self.query_timeout_s < 0 or self.query_memory_mb < 0 or self.max_memory_mb < 0:
+            raise ValueError("query and memory bounds are 0 (none) or more")
         longer = len(str(self.loading_socket)) - len(str(self.socket_path))
         if self.socket is not None and len(str(self.loading_socket)) >= _SOCKET_LIMIT:
             raise ValueError(
@@ -228,6 +242,8 @@ class EmbeddedServer:
             "--auto-aof-rewrite-percentage", "100",
             "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN,
             "--aclfile", str(acl_file),
+            "--maxmemory", f"{self.max_memory_mb}mb", "--maxmemory-policy", "noeviction",
+            "--proto-max-bulk-len", MAX_BULK,
             "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
             *self.query_bounds(),
         ]

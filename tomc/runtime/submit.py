@@ -120,4 +120,9 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
     except (redis.ConnectionError, redis.TimeoutError) as err:
         raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}; retry with the "
                                   f"same idempotency key ({key})") from None
+    except redis.ResponseError as err:  # OOM: the server is full (maxmemory, noeviction)
+        raise DatabaseUnavailable(f"FalkorDB refused the request: {err}; nothing was "
+                                  "queued" + (" (the server is full: its maxmemory)" if
+                                              isinstance(err, redis.exceptions.OutOfMemoryError)
+                                              else "")) from None
     return json.loads(answer[1])

@@ -187,7 +187,7 @@ def measure_broadcast(db: Database, folder: Path, agents: int, depth: int, count
 
 def measure_served(folder: Path, size: Size, in_process_p50: float) -> dict:
     """On a `tomc serve` of its own (eval/served.py): the events workload through
-    `Session.attach` (the memory's applier commits each write: tomc/engine/applier.py),
+    `Session.attach` (the memory's applier commits each write: tomc/memory/applier.py),
     after an idle baseline of that server; the server's memory used by that 5-agent memory
     (used_memory after it minus before); and `tomc memory apply` start-up on it (the thin
     client) beside the embedded one (eval/startup.py)."""
@@ -515,7 +515,7 @@ def render_markdown(document: dict, mode: str) -> str:
         "in process, on an embedded FalkorDB.",
         "- **memory path**: the same events on a `tomc serve` of its own: `Session.attach` "
         "submits each write to the memory's applier, which checks, compiles and commits "
-        "it (tomc/engine/applier.py); the server memory per 5-agent memory is its "
+        "it (tomc/memory/applier.py); the server memory per 5-agent memory is its "
         "used_memory after that memory minus before.",
         "- **writers**: `eval.writers` (1, 2, 4, 8 writer processes on one 8-agent memory of "
         f"a `tomc serve`, {d['sections']['writers']['events_per_writer']} events each): all "

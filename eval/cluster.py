@@ -29,7 +29,8 @@ from typing import Optional
 from eval.local_cluster import LocalCluster
 from eval.results_files import write_results
 from tomc.api import Session
-from tomc.engine import memory
+from tomc.memory import catalog
+from tomc.runtime.keys import memory_key
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -48,7 +49,7 @@ def events(count: int) -> list[str]:
 def latency(url: str, name: str, count: int) -> dict:
     """p50/p95 milliseconds of `count` applies to a fresh memory at `url`."""
     with connect(url) as db:
-        memory.drop(db, name)
+        catalog.drop(db, name)
         with Session.attach(name, db=db) as live:
             live.apply(SETUP)
             times = []
@@ -56,7 +57,7 @@ def latency(url: str, name: str, count: int) -> dict:
                 started = time.perf_counter()
                 live.apply(text)
                 times.append((time.perf_counter() - started) * 1000)
-        memory.drop(db, name)
+        catalog.drop(db, name)
     times.sort()
     return {"events": count, "p50_ms": round(statistics.median(times), 2),
             "p95_ms": round(times[int(len(times) * 0.95) - 1], 2)}
@@ -64,7 +65,7 @@ def latency(url: str, name: str, count: int) -> dict:
 
 def spread(nodes: LocalCluster, count: int = 300) -> list[int]:
     """How many of `count` memories each master serves (by their hash tags' slots)."""
-    masters = Counter(nodes.master_of(memory.memory_key(f"m{i}", "world"))
+    masters = Counter(nodes.master_of(memory_key(f"m{i}", "world"))
                       for i in range(count))
     return sorted(masters.values(), reverse=True)
 
@@ -74,7 +75,7 @@ def failover(nodes: LocalCluster) -> dict:
     url, name = nodes.url + "?wait_replicas=1", "failover"
     with connect(url) as db, Session.attach(name, db=db) as live:
         live.apply("agents A")
-    master = nodes.master_of(memory.memory_key(name, "world"))
+    master = nodes.master_of(memory_key(name, "world"))
     acked: list[tuple[int, float]] = []
     failed: list[float] = []  # when the writer got DatabaseUnavailable
     stop = threading.Event()

@@ -35,10 +35,10 @@ from pathlib import Path
 
 from eval.results_files import write_results
 from tomc.api import Session, TomError
-from tomc.engine import dead_letters
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key, memory_key
-from tomc.runtime import submit
+from tomc.memory import dead_letters
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key, memory_key
+from tomc.memory import submit
 from tomc.runtime.connection import Database, connect
 
 NAME = "fuzz"
@@ -120,9 +120,9 @@ def run(db: Database, entries: int, seed: int = 7) -> dict:
     hook = threading.excepthook
     threading.excepthook = lambda args: deaths.append(f"{args.exc_type.__name__}: "
                                                       f"{args.exc_value}")
-    # A drain that fails is logged and tried again (tomc/engine/applier.py): a death too.
+    # A drain that fails is logged and tried again (tomc/memory/applier.py): a death too.
     failed = _Failed(deaths)
-    logging.getLogger("tomc.engine.applier").addHandler(failed)
+    logging.getLogger("tomc.memory.applier").addHandler(failed)
     stop = threading.Event()
     thread = threading.Thread(target=serve_appliers, args=(db, stop, 2), daemon=True)
     thread.start()
@@ -163,7 +163,7 @@ def run(db: Database, entries: int, seed: int = 7) -> dict:
         stop.set()
         thread.join(timeout=10)
         threading.excepthook = hook
-        logging.getLogger("tomc.engine.applier").removeHandler(failed)
+        logging.getLogger("tomc.memory.applier").removeHandler(failed)
     return {"entries": entries, "seed": seed, "kinds": kinds, "applier_deaths": len(deaths),
             "deaths": deaths[:10], "honest_writes": entries // ROUND
             + bool(entries % ROUND), "honest_applied": honest,

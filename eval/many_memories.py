@@ -3,7 +3,7 @@ fast as the first's, within 1.5x; idle cost under 100 commands a second in all")
 
     python -m eval.many_memories [--memories 1000] [--out DIR]
 
-On a fresh embedded FalkorDB of its own, `tomc serve`'s appliers (tomc/engine/applier.py
+On a fresh embedded FalkorDB of its own, `tomc serve`'s appliers (tomc/memory/applier.py
 `serve_appliers`) in a thread: MEMORIES memories are created through them (three agents in a
 room each), then the appliers are started again (nothing warm), and each memory gets its
 first write since: one event submitted as `tomc memory apply` submits it (tomc/runtime/
@@ -24,9 +24,9 @@ import uuid
 from pathlib import Path
 
 from eval.results_files import write_results
-from tomc.engine.applier import WARM, WORKERS, serve_appliers
-from tomc.engine.keys import appliers_key
-from tomc.runtime import submit
+from tomc.memory.applier import WARM, WORKERS, serve_appliers
+from tomc.runtime.keys import appliers_key
+from tomc.memory import submit
 from tomc.runtime.connection import Database, connect
 
 SETUP = "agents A, B, C\nrooms r\nA, B, C enter r"

@@ -1,5 +1,5 @@
 """A `tomc serve` for a benchmark: the server writers share, with the appliers that commit
-what they submit (tomc/engine/applier.py)."""
+what they submit (tomc/memory/applier.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from eval.startup import tomc_command
-from tomc.engine.keys import appliers_key
+from tomc.runtime.keys import appliers_key
 from tomc.runtime.connection import from_url
 
 

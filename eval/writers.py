@@ -2,7 +2,7 @@
 and 8 writer processes (issues 9 and 27), each `Session.attach(...)` then `session.apply(...)`.
 
 A `tomc serve` in a temporary folder holds a memory of 8 agents (policy default, depth 2);
-its applier commits what the writers submit (tomc/engine/applier.py: group commit, arrival
+its applier commits what the writers submit (tomc/memory/applier.py: group commit, arrival
 order). Writer w speaks as agent w only (enters a room, moves a parcel, tells, announces,
 claims), so every event stays valid whatever the others commit. All writers start
 together (a barrier) and the figure is the events committed by all of them over the wall

@@ -37,15 +37,15 @@ def data_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def fresh(db):
     """make(name) -> a memory name no other test uses, dropped before and after."""
-    from tomc.engine import memory
+    from tomc.memory import catalog
 
     names = []
 
     def make(name: str) -> str:
-        memory.drop(db, name)
+        catalog.drop(db, name)
         names.append(name)
         return name
 
     yield make
     for name in names:
-        memory.drop(db, name)
+        catalog.drop(db, name)

@@ -23,10 +23,11 @@ import redis
 
 from conftest import REPO
 from tomc.api import AccessDenied, Session
-from tomc.engine import memory
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key, memory_key
-from tomc.runtime import submit, tokens
+from tomc.memory import catalog
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key, memory_key
+from tomc.memory import submit
+from tomc.runtime import tokens
 from tomc.runtime.connection import connect, from_url
 
 NAME = "cred"
@@ -101,7 +102,7 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
                   env=bare_env(tmp_path))
     assert issued.returncode == 0, issued.stderr
     maya = from_url(json.loads(issued.stdout)["url"])
-    step = memory.read(db, NAME).step
+    step = catalog.read(db, NAME).step
     user = maya.redis.connection_pool.connection_kwargs["username"]
     password = maya.redis.connection_pool.connection_kwargs["password"]
     # As the administrator (no `as`), signed with the only password Maya has: refused.
@@ -115,7 +116,7 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
     maya.redis.rpush(appliers_key("wake"), NAME)
     answer = maya.redis.blpop([reply], 30)
     assert json.loads(answer[1])["error"] == "refused"
-    assert memory.read(db, NAME).step == step
+    assert catalog.read(db, NAME).step == step
     queue = memory_key(NAME, "queue")
     for command in (lambda: maya.redis.lrange(queue, 0, -1), lambda: maya.redis.lpop(queue),
                     lambda: maya.redis.blpop([queue], 0.1),
@@ -270,7 +271,7 @@ def test_an_mcp_http_agent_server_with_only_the_credential_checks_bearer_tokens(
                                                                                 tmp_path):
     """`tomc mcp --agent Maya --db CREDENTIAL --http PORT`, no secret in its environment:
     Maya's token is served, none is 401, Billing's 403 (its user looks a token up by its
-    id, never lists them: tomc/runtime/acl.py)."""
+    id, never lists them: tomc/memory/acl.py)."""
     from test_mcp import free_port, http_tools, raw_post
 
     db, folder = served
@@ -317,7 +318,7 @@ def test_perspectives_read_after_the_view_moved_answer_as_of_the_view(served, tm
     event moved a key to a deeper perspective (Maya > Billing starts to own it), the view
     not. The answer is still the view's step's: copy-on-write keeps the history it copies
     (copy.cypher), so the new owner read as of that step holds what the chain held."""
-    from tomc.engine.agent_live import ViewedMemory
+    from tomc.memory.agent_live import ViewedMemory
     db, _ = served
     with Session.attach(NAME, db=db) as s:
         s.apply("Billing enters chat\nMaya sets race.j = 1\nBilling exits chat")
@@ -350,7 +351,7 @@ def test_an_agent_perceives_no_unseen_peeker_and_not_the_event_it_missed():
     and she has none of the one she missed; the peeker's copy names only itself; nobody's
     says who was distracted."""
     from tomc.dsl.checker import check_text
-    from tomc.engine.agent_view import perceived
+    from tomc.memory.agent_view import perceived
     result = check_text("scenario s {\n agents Maya, Billing, Eve, Kim\n rooms chat, hall\n"
                         " Maya, Billing enter chat\n Eve, Kim enter hall\n Eve peeks\n"
                         " Kim peeks\n Billing says peek.k = 1\n Maya is distracted\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tomc.api import AccessDenied, Session, TomError
-from tomc.engine import memory
+from tomc.memory import catalog
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -15,7 +15,7 @@ STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing ente
 
 
 def test_an_agent_reads_its_own_chains_and_context_and_nothing_else(db):
-    memory.drop(db, "agent_reads")  # a FALKORDB_URL server keeps memories across runs
+    catalog.drop(db, "agent_reads")  # a FALKORDB_URL server keeps memories across runs
     with Session.attach("agent_reads", db=db) as live:
         for line in STORY:
             live.apply(line)

@@ -1,4 +1,4 @@
-"""One applier per memory (tomc/engine/applier.py), idempotency keys and incarnations
+"""One applier per memory (tomc/memory/applier.py), idempotency keys and incarnations
 (docs/storage.md, "The applier", "Retries", "Incarnations"): writers submit to the applier
 `tomc serve` runs and get their steps back, no writer starves, a killed applier loses no
 acknowledged event and the next resumes, a retried write never applies twice, and a
@@ -22,10 +22,10 @@ import pytest
 
 from conftest import REPO
 from tomc.api import Session, TomError
-from tomc.engine import dead_letters, memory
-from tomc.engine.applier import Applier, serve_appliers
-from tomc.engine.keys import appliers_key, memory_key
-from tomc.runtime import submit
+from tomc.memory import catalog, dead_letters
+from tomc.memory.applier import Applier, serve_appliers
+from tomc.runtime.keys import appliers_key, memory_key
+from tomc.memory import submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 from tomc.runtime.executor import Executor
@@ -35,7 +35,7 @@ LEASE_S = 2
 SETUP = "agents A, B, C\nrooms r, s\nA, B, C enter r"
 APPLIER = ("import sys, threading\n"
            "from tomc.runtime.connection import from_url\n"
-           "from tomc.engine.applier import serve_appliers\n"
+           "from tomc.memory.applier import serve_appliers\n"
            f"serve_appliers(from_url(sys.argv[1]), threading.Event(), {LEASE_S})\n")
 
 
@@ -65,7 +65,7 @@ def _applier_process(url: str) -> subprocess.Popen:
 
 
 def _fresh(db, name: str) -> None:
-    memory.drop(db, name)
+    catalog.drop(db, name)
     with Session.attach(name, db=db) as s:
         s.apply(SETUP)
 
@@ -143,11 +143,11 @@ def test_a_retry_after_a_killed_writer_applies_only_what_did_not_commit(server):
     writer.stdin.write(batch)
     writer.stdin.close()
     deadline = time.monotonic() + 120
-    while memory.read(server, "ap_killed").step < 5 and time.monotonic() < deadline:
+    while catalog.read(server, "ap_killed").step < 5 and time.monotonic() < deadline:
         time.sleep(0.02)
     writer.send_signal(signal.SIGKILL)
     writer.wait()
-    cut = memory.read(server, "ap_killed").step
+    cut = catalog.read(server, "ap_killed").step
     assert 5 <= cut < 61  # killed mid-batch
     with Session.attach("ap_killed", db=server) as s:
         events = s.apply(batch, idempotency_key="batch-1")
@@ -166,9 +166,9 @@ def test_a_failed_batch_says_which_statements_committed(server, monkeypatch):
         """A commit, then (once step 4 is in) the memory dropped by another client: the
         drop comes midway however fast the batch runs (a racing thread once came late)."""
         replies = commit(self, *args, **kwargs)
-        stored = memory.read(server, "ap_partial")
+        stored = catalog.read(server, "ap_partial")
         if stored is not None and stored.step >= 4:
-            memory.drop(server, "ap_partial")
+            catalog.drop(server, "ap_partial")
         return replies
 
     monkeypatch.setattr(Writer, "commit", then_dropped)
@@ -189,7 +189,7 @@ def test_a_reader_sees_a_request_whole_or_not_at_all(server, served, request):
         request.getfixturevalue("appliers")
     name = f"ap_whole_{served}"
     _fresh(server, name)
-    revision = memory.memory_graphs(name).revision_key
+    revision = catalog.memory_graphs(name).revision_key
     base = int(server.redis.get(revision))
     seen: set[int] = set()
     stop = threading.Event()
@@ -262,7 +262,7 @@ def test_a_session_of_a_dropped_memory_never_writes_into_the_new_one(server, ser
     name = f"ap_reborn_{served}"
     _fresh(server, name)
     old = Session.attach(name, db=server)
-    memory.drop(server, name)
+    catalog.drop(server, name)
     with Session.attach(name, db=server) as new:
         new.apply("agents A")
         for call in (lambda: old.apply("A enters r"), lambda: old.ask("A believes x.y")):
@@ -291,7 +291,7 @@ WRITER = ("import sys, time\nfrom tomc.api import Session\n"
 
 @pytest.mark.slow
 def test_eight_writers_for_a_fixed_time_each_commit_within_twice_the_others(appliers):
-    memory.drop(appliers, "ap_fair")
+    catalog.drop(appliers, "ap_fair")
     appliers.redis.delete("test:fair:ready", "test:fair:start")
     agents = [f"W{i}" for i in range(8)]
     with Session.attach("ap_fair", db=appliers) as s:
@@ -316,7 +316,7 @@ def test_eight_writers_for_a_fixed_time_each_commit_within_twice_the_others(appl
 
 @pytest.mark.slow
 def test_a_killed_applier_loses_no_acknowledged_event_and_the_next_resumes(server):
-    memory.drop(server, "ap_kill")
+    catalog.drop(server, "ap_kill")
     with Session.attach("ap_kill", db=server) as s:
         s.apply(SETUP)
     applier = _applier_process(server.url)
@@ -345,7 +345,7 @@ def test_a_killed_applier_loses_no_acknowledged_event_and_the_next_resumes(serve
     writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
     for t in writers:
         t.start()
-    while memory.read(server, "ap_kill").step < 40:
+    while catalog.read(server, "ap_kill").step < 40:
         time.sleep(0.01)
     applier.send_signal(signal.SIGKILL)  # mid-batch: four writers keep it busy
     applier.wait()
@@ -379,7 +379,7 @@ def _failing_world_statement(monkeypatch, name: str, times: int) -> list[int]:
 
     def failing(self, graphs, statement):
         found = command(self, graphs, statement)
-        if len(failed) < times and graphs.world == memory.memory_graphs(name).world \
+        if len(failed) < times and graphs.world == catalog.memory_graphs(name).world \
                 and found[1] == graphs.world and statement.template != "declare.cypher":
             failed.append(1)
             return ("GRAPH.QUERY", found[1], "CREATE (n:Broken) SET n.v = [1] + {a: 1}")
@@ -503,7 +503,7 @@ def test_sixty_memories_are_served_and_idle_they_cost_almost_nothing(appliers):
     leases), not dozens per memory."""
     names = [f"ap_many_{i}" for i in range(60)]
     for name in names:
-        memory.drop(appliers, name)
+        catalog.drop(appliers, name)
     for i, name in enumerate(names):
         reply = submit.submit(appliers.redis, name, SETUP + f"\nA says n.v = {i}",
                               f"k{i}", create="default")
@@ -515,7 +515,7 @@ def test_sixty_memories_are_served_and_idle_they_cost_almost_nothing(appliers):
     calls = sum(s["calls"] for s in appliers.redis.info("commandstats").values())
     assert calls < 40, appliers.redis.info("commandstats")
     for name in names:
-        memory.drop(appliers, name)
+        catalog.drop(appliers, name)
 
 
 def test_a_lease_that_lapsed_with_its_applier_is_swept_and_its_memory_served(appliers):

@@ -1,4 +1,4 @@
-"""Attaching from a checkpoint (issue 34 item 3; tomc/engine/checkpoint.py): a session
+"""Attaching from a checkpoint (issue 34 item 3; tomc/memory/checkpoint.py): a session
 resumes from the checker's state kept beside the graphs and replays only what came after
 it, reads past events only when asked, and answers exactly as a session that replays the
 whole memory."""
@@ -12,8 +12,10 @@ import redis
 
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
-from tomc.engine import checkpoint, memory
-from tomc.runtime import recovery
+from tomc.engine import recovery
+from tomc.memory import catalog, checkpoint
+from tomc.memory.journal import MemoryJournal
+from tomc.runtime.keys import memory_key
 
 EVENTS = checkpoint.EVERY * 2 + 40
 
@@ -72,7 +74,7 @@ class Sent:
 def test_a_session_resumes_from_the_checkpoint_and_answers_as_a_whole_replay(db, fresh):
     name = fresh("kept")
     agents = _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     kept = checkpoint.read(db, base)
     assert kept is not None and kept.revision >= checkpoint.EVERY * 2
     with Sent() as sent:
@@ -97,7 +99,7 @@ def test_a_memory_without_checkpoint_or_event_hash_is_replayed_and_kept(db, fres
     every event and a checkpoint; the next resumes there, with the same answers."""
     name = fresh("kept_later")
     agents = _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     db.redis.delete(checkpoint.checkpoint_key(base), checkpoint.events_key(base))
     with Session.attach(name, db=db) as first:
         before = _answers(first, agents)
@@ -113,14 +115,14 @@ def test_writes_after_a_checkpoint_and_an_undo_keep_answers_whole(db, fresh):
     the hash and no checkpoint that holds it; the next attach answers as the writer."""
     name = fresh("kept_undo")
     agents = _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     with Session.attach(name, db=db) as resumed:
         resumed.apply(f"{agents[1]} tells {agents[2]} ticket1.status = late")
         step, revision = resumed.step, resumed._live.engine.revision
-        graphs = memory.memory_graphs(name, agents)
+        graphs = catalog.memory_graphs(name, agents)
     kept = checkpoint.read(db, base)
     assert kept.step < step  # taken before the event undone: it stays
-    assert recovery.undo_event(db, graphs, step, revision)
+    assert recovery.undo_event(db, graphs, step, revision, MemoryJournal(memory_key(name)))
     assert checkpoint.read(db, base) == kept
     assert db.redis.hget(checkpoint.events_key(base), str(step)) is None
     with Session.attach(name, db=db) as after:
@@ -148,7 +150,7 @@ def test_recovery_finds_a_half_applied_event_from_the_roots_or_by_counting(db, f
         live.apply(f"{agents[0]} tells {agents[1]} ticket0.status = a")
         (event,) = live.apply(f"{agents[1]} announces ticket1.status = b")
         revision = live._live.engine.revision
-    graphs = memory.memory_graphs(name, agents)
+    graphs = catalog.memory_graphs(name, agents)
     mind = db.graph(graphs.mind(agents[2]))
     mind.query(render("undo.cypher", world=False), {"step": event.step})  # this one lacks it
     if not roots_know:
@@ -163,7 +165,7 @@ def test_recovery_finds_a_half_applied_event_from_the_roots_or_by_counting(db, f
 def test_undoing_the_commit_that_wrote_the_checkpoint_drops_it(db, fresh):
     name = fresh("kept_undo_own")
     agents = agent_names(3)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     with Session.attach(name, db=db) as live:
         for statement in setup_statements(agents):
             live.apply(statement)
@@ -172,7 +174,8 @@ def test_undoing_the_commit_that_wrote_the_checkpoint_drops_it(db, fresh):
             (event,) = live.apply(next(texts))
         revision = live._live.engine.revision
     assert checkpoint.read(db, base).step == event.step
-    assert recovery.undo_event(db, memory.memory_graphs(name, agents), event.step, revision)
+    assert recovery.undo_event(db, catalog.memory_graphs(name, agents), event.step, revision,
+                               MemoryJournal(memory_key(name)))
     assert checkpoint.read(db, base) is None
     with Session.attach(name, db=db) as after:  # replayed whole, and kept again
         assert after.step == event.step - 1
@@ -184,7 +187,7 @@ def test_a_hash_missing_events_is_found_and_the_memory_replayed(db, fresh):
     not whole, so the checkpoint is dropped and the memory replayed (and kept anew)."""
     name = fresh("kept_torn")
     agents = _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     with Session.attach(name, db=db) as live:
         answers = _answers(live, agents)
     db.redis.hdel(checkpoint.events_key(base), "3")
@@ -198,11 +201,11 @@ def test_a_session_that_could_not_keep_a_checkpoint_writes_none(db, fresh, monke
     event hash is whole: it writes no checkpoint, however many revisions it crosses."""
     name = fresh("kept_lost")
     agents = _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     db.redis.delete(checkpoint.checkpoint_key(base))
     monkeypatch.setattr(checkpoint, "backfill", lambda *args: False)
     with Session.attach(name, db=db) as live:
-        assert live._live.keep is None
+        assert live._live.engine.journal.keep is None
         live.apply("\n".join(f"{agents[0]} tells {agents[1]} ticket{i % 3}.status = v{i}"
                               for i in range(checkpoint.EVERY + 10)))
     assert checkpoint.read(db, base) is None
@@ -213,7 +216,7 @@ def test_a_history_reads_past_events_by_chunk_and_equals_a_list(db, fresh):
 
     name = fresh("kept_history")
     _fill(db, name)
-    base = memory.memory_key(name)
+    base = memory_key(name)
     with Session.attach(name, db=db) as live:
         whole = list(live.history())
     stored = StoredEvents(db, checkpoint.events_key(base), len(whole) - 5)
@@ -242,7 +245,7 @@ def test_learned_trust_resumed_from_a_checkpoint_answers_as_a_replay(db, fresh, 
         live.apply("agents Oncall, Lead")
         live.apply("\n".join(f"claim db.k{i % 7} = v{i % 3} from {sources[i % 3]} to all"
                              for i in range(checkpoint.EVERY + 40)))
-    base = memory.memory_key(name)
+    base = memory_key(name)
     assert checkpoint.read(db, base) is not None
 
     def read(session):

@@ -23,9 +23,10 @@ from conftest import REPO
 from eval.local_cluster import LocalCluster
 from tomc.api import Session
 from tomc.dsl.checker import check_text
-from tomc.engine import memory
-from tomc.engine.applier import LEASE_S, RESCAN_S
-from tomc.runtime import acl, submit
+from tomc.memory import catalog
+from tomc.runtime.keys import memory_key
+from tomc.memory.applier import LEASE_S, RESCAN_S
+from tomc.memory import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
@@ -67,7 +68,7 @@ def test_the_memory_cli_runs_unchanged_on_a_cluster(cluster, cdb, tmp_path):
     exported = tomc("memory", "export", name, "-o", str(tmp_path / "m.tom"), url=url)
     assert exported.returncode == 0
     # The agent's user is on every node, masters and replicas, and saved nowhere twice.
-    user = acl.user_name(memory.memory_graphs(name), "Maya")
+    user = acl.user_name(catalog.memory_graphs(name), "Maya")
     assert all(node.acl_getuser(user) for node in cdb.nodes(replicas=True))
     assert len(cdb.nodes(replicas=True)) == 6
     assert tomc("memory", "grant", "--json", url=url).returncode == 0
@@ -100,11 +101,11 @@ def test_memories_spread_over_every_shard_and_are_listed_across_nodes(cluster, c
     for name in names:
         with Session.attach(name, db=cdb) as live:
             live.apply("agents A, B")
-    masters = Counter(cluster.master_of(memory.memory_key(n, "world")) for n in names)
+    masters = Counter(cluster.master_of(memory_key(n, "world")) for n in names)
     assert set(masters) == set(cluster.ports[:3])
-    assert {m.name for m in memory.stored(cdb)} >= set(names)
+    assert {m.name for m in catalog.stored(cdb)} >= set(names)
     for name in names:
-        assert memory.drop(cdb, name)
+        assert catalog.drop(cdb, name)
 
 
 def test_simulations_fork_under_the_memorys_tag(cdb):
@@ -114,7 +115,7 @@ def test_simulations_fork_under_the_memorys_tag(cdb):
         plan = live.plan_announcements("k", "B")
         assert plan.misinformed == ["A"]
     assert not [g for g in cdb.graph_names() if ":fork:" in g]
-    memory.drop(cdb, "forked")
+    catalog.drop(cdb, "forked")
 
 
 def _copies(node) -> int:
@@ -133,11 +134,11 @@ def test_simulations_can_be_replayed_without_graph_copy(cluster, cdb):
         with connect(f"{cluster.url}?simulate={how}") as db:
             with Session.attach(f"sim_{how}", db=db) as live:
                 live.apply(story)
-                node = db.shard(memory.memory_key(f"sim_{how}")).redis
+                node = db.shard(memory_key(f"sim_{how}")).redis
                 copied = _copies(node)
                 plans[how] = live.plan_announcements("k", "B")
                 assert (_copies(node) > copied) == (how == "copy")
-            memory.drop(db, f"sim_{how}")
+            catalog.drop(db, f"sim_{how}")
     assert plans["replay"] == plans["copy"] and plans["copy"].misinformed == ["A"]
     bad = tomc("memory", "list", url=f"{cluster.url}?simulate=sometimes")
     assert bad.returncode == 3 and "simulate" in bad.stderr
@@ -161,7 +162,7 @@ def test_eight_writers_on_a_cluster_one_history_equal_to_the_reference(cluster, 
         text = reader.export()
     (scenario,) = check_text(text, "crowd.tom").scenarios
     assert engine == reference_versions(scenario)
-    memory.drop(cdb, name)
+    catalog.drop(cdb, name)
 
 
 def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
@@ -171,7 +172,7 @@ def test_an_agent_may_read_from_a_replica_with_stale_reads(cluster):
         with Session.attach("stale_ok", db=db, as_agent="Maya") as maya:
             assert "(replica)" in maya._reader.db.url
             assert maya.believes("Maya", "refund.status").values == ["approved"]
-        memory.drop(db, "stale_ok")
+        catalog.drop(db, "stale_ok")
 
 
 def _rpushes(node) -> int:
@@ -185,7 +186,7 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
     names, masters = [], set()
     for i in range(60):  # memories on every shard
         name = f"served{i}"
-        master = cluster.master_of(memory.memory_key(name, "world"))
+        master = cluster.master_of(memory_key(name, "world"))
         if master not in masters:
             names.append(name)
             masters.add(master)
@@ -197,7 +198,7 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
     serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", cluster.url],
                              cwd=REPO, stderr=subprocess.PIPE, text=True)
     try:
-        shards = {name: cdb.shard(memory.memory_key(name)) for name in names}
+        shards = {name: cdb.shard(memory_key(name)) for name in names}
         deadline = time.monotonic() + 120
         while not all(submit.serving(shards[n].redis, n) for n in names):
             assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
@@ -219,13 +220,13 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
         # runs, lapses and is not taken again.
         with Session.attach("served_late", db=cdb) as live:
             live.apply("\n".join(STORY))  # commits itself: no applier yet
-        late = cdb.shard(memory.memory_key("served_late"))
+        late = cdb.shard(memory_key("served_late"))
         deadline = time.monotonic() + 120
         while not submit.serving(late.redis, "served_late"):
             assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
             time.sleep(0.2)
-        memory.drop(cdb, "served_late")
-        lease = memory.memory_key("served_late", "applier")
+        catalog.drop(cdb, "served_late")
+        lease = memory_key("served_late", "applier")
         gone = None
         while gone is None or time.monotonic() - gone < 2 * RESCAN_S + LEASE_S:
             assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read()
@@ -239,7 +240,7 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
         assert serve.wait(timeout=60) == 0
         serve.stderr.close()
     for name in names:
-        memory.drop(cdb, name)
+        catalog.drop(cdb, name)
     mixed = tomc("serve", "--db", cluster.url, "--port", "7000", url=cluster.url)
     assert mixed.returncode == 2 and "--port" in mixed.stderr
 
@@ -263,7 +264,7 @@ def test_a_master_killed_loses_no_acknowledged_event_with_wait(cluster):
     name = "failover"
     with connect(url) as db, Session.attach(name, db=db) as live:
         live.apply("agents A, B")
-    master = cluster.master_of(memory.memory_key(name, "world"))
+    master = cluster.master_of(memory_key(name, "world"))
     agent = Session.attach(name, db=url, as_agent="A")  # attached before the kill
     acked: list[int] = []
     errors: list[str] = []
@@ -337,10 +338,10 @@ def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
     try:
         with connect(cluster.url) as db:
             deadline = time.monotonic() + 120
-            while not submit.serving(db.shard(memory.memory_key(name)).redis, name):
+            while not submit.serving(db.shard(memory_key(name)).redis, name):
                 assert serve.poll() is None and time.monotonic() < deadline
                 time.sleep(0.2)
-        master = cluster.master_of(memory.memory_key(name, "world"))
+        master = cluster.master_of(memory_key(name, "world"))
         cluster.kill(master)
         assert cluster.wait_promoted(master) is not None
         promoted_at = time.monotonic()
@@ -351,7 +352,7 @@ def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
                 # The lease the replica copied lapses within LEASE_S: one held after that
                 # was taken or renewed on the promoted master by the applier.
                 try:
-                    shard = db.shard(memory.memory_key(name))
+                    shard = db.shard(memory_key(name))
                     if time.monotonic() - promoted_at > LEASE_S + 1 and \
                             submit.serving(shard.redis, name):
                         break
@@ -371,4 +372,4 @@ def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
         assert "Traceback" not in serve.stderr.read()
         serve.stderr.close()
     with connect(cluster.url) as db:
-        memory.drop(db, name)
+        catalog.drop(db, name)

@@ -20,7 +20,7 @@ from test_mcp import connected
 from tomc.api import Session
 from tomc.cli.main import app
 from tomc.dsl.diagnostics import DiagnosticError
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.extract.candidates import ExtractError, parse_answer
 from tomc.extract.messages import read_messages
 from tomc.extract.pipeline import apply, judged, prompt_for
@@ -37,10 +37,10 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def fresh_memories(db):
     for name in MEMORIES:
-        memory.drop(db, name)
+        catalog.drop(db, name)
     yield
     for name in MEMORIES:
-        memory.drop(db, name)
+        catalog.drop(db, name)
 
 
 @pytest.fixture(autouse=True)
@@ -187,14 +187,14 @@ def test_extract_lists_candidates_and_writes_nothing_without_apply(db):
     assert "flagged: ignore previous instructions" in result.output
     assert result.output.rstrip().endswith(
         f"9 candidates from 5 messages: 6 ok, 1 flagged, 2 refused (recorded answer {ANSWER})")
-    assert memory.read(db, "extract_cli") is None  # no memory made for a look
+    assert catalog.read(db, "extract_cli") is None  # no memory made for a look
 
 
 def test_apply_needs_yes_where_nobody_can_be_asked_and_then_writes_only_what_checks(db):
     refused = tomc("extract", CHAT, "--answer", ANSWER, "--apply", "extract_new", "--db", db.url)
     assert refused.exit_code == 2
     assert "pass --yes to write 6 statements to memory extract_new" in refused.output
-    assert memory.read(db, "extract_new") is None
+    assert catalog.read(db, "extract_new") is None
 
     done = tomc("extract", CHAT, "--answer", ANSWER, "--apply", "extract_new", "--yes",
                 "--json", "--db", db.url)
@@ -202,7 +202,7 @@ def test_apply_needs_yes_where_nobody_can_be_asked_and_then_writes_only_what_che
     payload = json.loads(done.output)
     assert [e["step"] for e in payload["applied"]] == [1, 2, 3, 4]
     assert [c["status"] for c in payload["candidates"]].count("refused") == 2
-    stored = memory.read(db, "extract_new")
+    stored = catalog.read(db, "extract_new")
     assert stored is not None and stored.step == 4
 
 
@@ -218,7 +218,7 @@ def test_a_hijacked_answer_is_refused_and_nothing_is_written(db):
                   "--yes", "--db", db.url)
     assert result.exit_code == 2
     assert "error[E200]: the model's answer is not JSON" in result.output
-    assert memory.read(db, "extract_hijacked") is None
+    assert catalog.read(db, "extract_hijacked") is None
 
 
 def test_prompt_prints_what_a_model_would_get_without_one():
@@ -242,7 +242,7 @@ def test_an_openai_compatible_server_is_asked_with_the_schema_and_its_answer_app
     assert path == "/v1/chat/completions" and body["model"] == "local-model"
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert body["response_format"]["type"] == "json_schema"
-    assert memory.read(db, "extract_openai").step == 4
+    assert catalog.read(db, "extract_openai").step == 4
 
 
 def test_anthropic_is_asked_through_its_sdk_with_structured_output(db, monkeypatch):
@@ -265,7 +265,7 @@ def test_a_model_that_fails_is_exit_3_and_nothing_is_written(db):
                       model.url + "/v1", "--apply", "extract_openai", "--yes", "--db", db.url)
     assert result.exit_code == 3
     assert "model unavailable" in result.output
-    assert memory.read(db, "extract_openai") is None
+    assert catalog.read(db, "extract_openai") is None
 
 
 def test_a_config_file_chooses_the_model(monkeypatch, tmp_path):

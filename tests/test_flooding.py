@@ -13,8 +13,8 @@ import pytest
 import redis
 
 from tomc.api import Session
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key
 from tomc.runtime.connection import from_socket
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.server import EmbeddedServer

@@ -22,7 +22,7 @@ from tomc.api import Session, TomError
 from tomc.cli.main import app
 from tomc.dsl.ast import Span
 from tomc.dsl.diagnostics import Diagnostic
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.mcp.results import failure
 from tomc.runtime.connection import STATEMENT_TIMEOUT_S, statement_timeout
 from tomc.runtime.errors import DatabaseUnavailable
@@ -32,11 +32,11 @@ from tomc.runtime.server import (EmbeddedServer, _servers_of, process_start, sam
 
 @pytest.fixture
 def live(db):
-    memory.drop(db, "hard_live")
+    catalog.drop(db, "hard_live")
     with Session.attach("hard_live", db=db) as session:
         session.apply("agents Maya, Billing")
         yield session
-    memory.drop(db, "hard_live")
+    catalog.drop(db, "hard_live")
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t", "# only a comment", "# one\n# two\n"])

@@ -14,7 +14,7 @@ from tomc.analysis.explain import explain
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.dsl.program import Communication
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.reference import ReferenceEngine
 
@@ -82,7 +82,7 @@ def test_a_live_memory_learns_as_a_run_does(db, tmp_path):
     policy = tmp_path / "learned_ops.tom"
     policy.write_text(POLICY, encoding="utf-8")
     name = "learned_live"
-    memory.drop(db, name)
+    catalog.drop(db, name)
     try:
         with Session.attach(name, db=db, policy=str(policy)) as first:
             first.apply("agents Oncall, Lead")
@@ -98,7 +98,7 @@ def test_a_live_memory_learns_as_a_run_does(db, tmp_path):
             assert [s.text() for s in reason.standings] == [
                 "wiki standing 3 (authority 2, +1 confirmed at step 3)"]
     finally:
-        memory.drop(db, name)
+        catalog.drop(db, name)
 
 
 def test_a_simulation_learns_from_the_events_it_imagines(db):

@@ -33,11 +33,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from conftest import REPO
 from tomc.api import Session
-from tomc.engine import memory
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key, memory_key
+from tomc.memory import catalog
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key, memory_key
 from tomc.mcp.sdk import SDK_V2
-from tomc.runtime import submit, tokens
+from tomc.memory import submit
+from tomc.runtime import tokens
 
 STORY = ["agents Maya, Billing, Finance", "rooms chat, ops", "Maya, Billing enter chat",
          "Billing says refund.status = approved", "Finance enters ops",
@@ -69,10 +70,10 @@ def fresh_memories(db):
     """The memories these tests write start empty (a FALKORDB_URL server keeps them across
     runs) and are dropped after."""
     for name in MEMORIES:
-        memory.drop(db, name)
+        catalog.drop(db, name)
     yield
     for name in MEMORIES:
-        memory.drop(db, name)
+        catalog.drop(db, name)
 
 
 def tomc_command() -> list[str]:

@@ -1,4 +1,4 @@
-"""Named memories (tomc/engine/memory.py, docs/storage.md): they outlive the process that
+"""Named memories (tomc/memory/catalog.py, docs/storage.md): they outlive the process that
 wrote them, take many writers with one history, survive kill -9 of a writer and of the
 server, and keep each agent's mind private. Every test runs on a real FalkorDB; writers
 are separate processes."""
@@ -22,9 +22,9 @@ import redis
 from conftest import REPO
 from tomc.api import Session, TomError
 from tomc.dsl.checker import check_text
-from tomc.engine import memory
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key
+from tomc.memory import catalog
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key, memory_key
 from tomc.reference.interpreter import run_reference
 from tomc.reference.view import ReferenceView
 from tomc.runtime.connection import connect
@@ -105,7 +105,7 @@ def test_a_memory_stored_before_version_ids_is_upgraded_when_attached(db, fresh)
     with Session.attach(name, db=db) as first:
         first.apply("\n".join(STORY))
         before = first.believes("Maya", "refund.status", at_step=2).to_json()
-        graphs = memory.memory_graphs(name, first.scenario.agents)
+        graphs = catalog.memory_graphs(name, first.scenario.agents)
     for graph in (graphs.world, *graphs.minds.values()):
         db.graph(graph).query("MATCH (b:V) REMOVE b.vid, b.text, b.line, b.witnesses")
     with Session.attach(name, db=db) as later:
@@ -123,7 +123,7 @@ def test_a_memory_stored_before_its_indexes_gets_them_and_its_hearings(db, fresh
     with Session.attach(name, db=db) as first:
         first.apply("agents Maya, Finance, Billing")
         first.apply(told)
-        world = db.graph(memory.memory_graphs(name).world)
+        world = db.graph(catalog.memory_graphs(name).world)
     world.query("MATCH (h:Heard) DELETE h")
     for label, properties in (("Heard", ("agent", "key", "value")),
                               ("Event", ("step", "rev")), ("Declaration", ("rev",))):
@@ -145,7 +145,7 @@ def test_a_memory_stored_before_its_indexes_gets_them_and_its_hearings(db, fresh
 def later_path(name: str, db) -> dict:
     """explain of Maya's refund.status on a memory written whole by this tomc."""
     other = name + "_now"
-    memory.drop(db, other)
+    catalog.drop(db, other)
     try:
         with Session.attach(other, db=db) as now:
             now.apply("agents Maya, Finance, Billing")
@@ -153,7 +153,7 @@ def later_path(name: str, db) -> dict:
             now.apply("Billing tells Maya refund.status = approved")
             return now.explain("Maya", "refund.status").to_json()
     finally:
-        memory.drop(db, other)
+        catalog.drop(db, other)
 
 
 def test_a_writer_that_attaches_keeps_the_disputes_it_reads(db, fresh, tmp_path):
@@ -188,11 +188,11 @@ def test_attaching_runs_no_event_again(db, fresh):
     name = fresh("no_rerun")
     with Session.attach(name, db=db) as first:
         first.apply("\n".join(STORY))
-    nodes = db.graph(memory.memory_graphs(name).world).query(
+    nodes = db.graph(catalog.memory_graphs(name).world).query(
         "MATCH (n) RETURN count(n)").result_set
     with Session.attach(name, db=db) as again:
         assert again.step == 4
-    assert db.graph(memory.memory_graphs(name).world).query(
+    assert db.graph(catalog.memory_graphs(name).world).query(
         "MATCH (n) RETURN count(n)").result_set == nodes
 
 
@@ -344,7 +344,7 @@ def test_eight_writers_one_history_equal_to_the_reference(db, fresh, path):
 
 @contextmanager
 def _applying(db):
-    """Appliers (tomc/engine/applier.py) serving `db`'s memories, in a thread, while the
+    """Appliers (tomc/memory/applier.py) serving `db`'s memories, in a thread, while the
     block runs: writers that attach meanwhile submit to them."""
     stop = threading.Event()
     thread = threading.Thread(target=serve_appliers, args=(db, stop, 2))
@@ -558,10 +558,10 @@ def test_a_statement_failing_inside_an_event_is_undone(db, fresh, monkeypatch):
             live.apply("Finance tells Maya refund.status = rejected")
         monkeypatch.undo()
         graphs = live._live.engine.graphs
-        from tomc.runtime import recovery
+        from tomc.engine import recovery
         assert recovery.half_applied(db, graphs) is None
-        # nor in the agents' views (tomc/engine/agent_view.py): undone in the same MULTI
-        from tomc.engine.keys import memory_key
+        # nor in the agents' views (tomc/memory/agent_view.py): undone in the same MULTI
+        from tomc.runtime.keys import memory_key
         assert db.redis.hkeys(memory_key(name, "seen", "Maya")) == ["1", "2", "3", "4"] or \
             "5" not in db.redis.hkeys(memory_key(name, "seen", "Maya"))
         assert db.redis.hget(memory_key(name, "public"), "step") == "4"
@@ -716,7 +716,7 @@ def test_an_agent_reads_only_its_own_mind_refused_by_tomc_and_by_falkordb(db, fr
         with pytest.raises(redis.AuthenticationError):  # the admin user has a password
             switcher.execute_command("AUTH", "default", "anything")
         switcher.close()
-        graphs = memory.memory_graphs(name, ["Maya", "Finance"])
+        graphs = catalog.memory_graphs(name, ["Maya", "Finance"])
         with pytest.raises(redis.exceptions.NoPermissionError):  # NOPERM underneath
             maya._reader.db.read(graphs.mind("Finance"), "MATCH (n) RETURN count(n) AS c", {})
         with pytest.raises(redis.exceptions.NoPermissionError):
@@ -733,13 +733,13 @@ def test_names_cannot_widen_an_agents_key_pattern(db, fresh):
     with Session.attach(name, db=db) as live:
         live.apply('agents "M*", Mallory\nMallory sets k.s = secret')
     with Session.attach(name, db=db, as_agent="M*") as star:
-        graphs = memory.memory_graphs(name, ["M*", "Mallory"])
+        graphs = catalog.memory_graphs(name, ["M*", "Mallory"])
         with pytest.raises(redis.exceptions.NoPermissionError):
             star._reader.db.read(graphs.mind("Mallory"), "MATCH (n) RETURN count(n) AS c", {})
-        # nor its view's: its own seen hash, never Mallory's (tomc/engine/agent_view.py)
-        assert star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "M*")) == {}
+        # nor its view's: its own seen hash, never Mallory's (tomc/memory/agent_view.py)
+        assert star._reader.db.redis.hgetall(memory_key(name, "seen", "M*")) == {}
         with pytest.raises(redis.exceptions.NoPermissionError):
-            star._reader.db.redis.hgetall(memory.memory_key(name, "seen", "Mallory"))
+            star._reader.db.redis.hgetall(memory_key(name, "seen", "Mallory"))
 
 
 # ---------------------------------------------------------------- the CLI
@@ -775,9 +775,9 @@ def test_a_rejected_first_apply_creates_no_memory(db, fresh):
     for statements in (["not tom"], ["agents A", "B enters room"], ["ask false_beliefs"]):
         bad = tomc("memory", "apply", name, *statements, url=db.url)
         assert bad.returncode == 2 and "error[E" in bad.stderr, bad.stderr
-        assert memory.read(db, name) is None
+        assert catalog.read(db, name) is None
     assert tomc("memory", "apply", name, "agents A", url=db.url).returncode == 0
-    assert memory.read(db, name).step == 0
+    assert catalog.read(db, name).step == 0
 
 
 def test_an_export_loads_back_into_a_new_memory(db, fresh, tmp_path):
@@ -806,7 +806,7 @@ def test_an_export_loads_back_into_a_new_memory(db, fresh, tmp_path):
     bad.write_text(exported.read_text().replace("Maya says", "Mayaa says"))
     refused = tomc("memory", "import", fresh("never"), str(bad), url=db.url)
     assert refused.returncode == 2 and "error[E101]" in refused.stderr
-    assert memory.read(db, "never") is None
+    assert catalog.read(db, "never") is None
     replaced = tomc("memory", "import", copy, str(REPO / "scenarios" / "sally_anne.tom"),
                     "--replace", url=db.url)
     assert replaced.returncode == 0, replaced.stderr
@@ -820,7 +820,7 @@ def test_an_export_loads_back_into_a_new_memory(db, fresh, tmp_path):
         Session.load(fresh("peeking"), peeks, db=db)
     assert caught.value.diagnostics[0].code == "E144"
     assert caught.value.diagnostics[0].span.line == 5
-    assert memory.read(db, "peeking") is None
+    assert catalog.read(db, "peeking") is None
 
 
 # ---------------------------------------------------------------- bad input through the API
@@ -871,7 +871,7 @@ def test_a_session_whose_memory_was_dropped_says_so(db, fresh):
     name = fresh("dropped_under")
     with Session.attach(name, db=db) as live:
         live.apply("agents A\nA sets k.s = 1")
-        memory.drop(db, name)
+        catalog.drop(db, name)
         with Session.attach(name, db=db) as new:
             new.apply("agents B")
         with pytest.raises(TomError, match="E145") as replaced:  # its incarnation changed

@@ -1,4 +1,4 @@
-"""A memory's keys (tomc/engine/memory.py `memory_key`): one hash tag, so one slot and one
+"""A memory's keys (tomc/memory/catalog.py `memory_key`): one hash tag, so one slot and one
 shard in a cluster; and the migration of memories kept under the names tomc used before
 (`tomem:NAME:...`), by `tomc memory migrate` and on attach. On the single test server."""
 
@@ -8,8 +8,11 @@ import pytest
 from redis.crc import key_slot
 
 from tomc.api import Session
-from tomc.engine import memory
-from tomc.runtime import acl, forks
+from tomc.compiler.plan import GraphNames
+from tomc.memory import catalog
+from tomc.runtime.keys import memory_key, memory_name
+from tomc.memory import acl
+from tomc.runtime import forks
 from tomc.runtime.executor import HOST
 
 from test_memory import STORY, tomc
@@ -18,18 +21,18 @@ from test_runtime import _dead_pid
 
 @pytest.mark.parametrize("name", ["support", "a{b}c", "}{", "x:y~z", "glob*[?]", "é ü"])
 def test_every_key_of_a_memory_shares_one_slot(name):
-    graphs = memory.memory_graphs(name, ["Maya", "}", "{x}"])
+    graphs = catalog.memory_graphs(name, ["Maya", "}", "{x}"])
     keys = [graphs.world, *graphs.minds.values(), graphs.revision_key,
-            acl.users_key(graphs), memory.memory_key(name, "fork", "h-1-x", "world"),
-            memory.memory_key(name, "queue"), graphs.staged("~h-1-x").world]
+            acl.users_key(graphs), memory_key(name, "fork", "h-1-x", "world"),
+            memory_key(name, "queue"), graphs.staged("~h-1-x").world]
     assert len({key_slot(k.encode()) for k in keys}) == 1
-    assert all(k.startswith(memory.memory_key(name) + ":") for k in keys)
-    assert memory.memory_name(graphs.world) == name
-    assert memory.memory_key("support", "mind", "Maya") == "tomem:{support}:mind:Maya"
+    assert all(k.startswith(memory_key(name) + ":") for k in keys)
+    assert memory_name(graphs.world) == name
+    assert memory_key("support", "mind", "Maya") == "tomem:{support}:mind:Maya"
 
 
 def test_memories_spread_over_slots():
-    slots = {key_slot(memory.memory_key(f"m{i}", "world").encode()) * 3 // 16384
+    slots = {key_slot(memory_key(f"m{i}", "world").encode()) * 3 // 16384
              for i in range(30)}
     assert slots == {0, 1, 2}  # thirds of the slot space: three masters' shares
 
@@ -37,13 +40,13 @@ def test_memories_spread_over_slots():
 def to_old_names(db, name: str) -> None:
     """Put memory `name` back under the names an older tomc gave it (`tomem:NAME:...`),
     its agents' users under the old user names too: what that tomc left on a server."""
-    graphs = memory.memory_graphs(name)
+    graphs = catalog.memory_graphs(name)
     agents = list(db.redis.hkeys(acl.users_key(graphs)))
     acl.revoke(db, graphs.with_agents(agents), agents)
-    new = memory.memory_key(name)
+    new = memory_key(name)
     for key in db.redis.scan_iter(match=new + ":*"):
         db.redis.rename(key, "tomem:" + name + key[len(new):])
-    old = memory.GraphNames(f"tomem:{name}:world", {})
+    old = GraphNames(f"tomem:{name}:world", {})
     for agent in agents:
         acl.grant(db, old.with_agents([agent]), agent)
 
@@ -59,8 +62,8 @@ def test_a_memory_under_the_old_names_migrates_and_answers_the_same(db, fresh):
         with Session.attach(name, db=db, as_agent="Maya") as maya:
             maya.believes("Maya", "refund.status")
         to_old_names(db, name)
-        assert memory.read(db, name) is None and f"tomem:{name}:world" in db.graph_names()
-    assert memory.legacy_names(db) == sorted(names)
+        assert catalog.read(db, name) is None and f"tomem:{name}:world" in db.graph_names()
+    assert catalog.legacy_names(db) == sorted(names)
 
     migrated = tomc("memory", "migrate", names[0], url=db.url)
     assert migrated.returncode == 0 and migrated.stdout == f"migrated memory {names[0]}\n"
@@ -72,7 +75,7 @@ def test_a_memory_under_the_old_names_migrates_and_answers_the_same(db, fresh):
         with Session.attach(name, db=db, as_agent="Maya") as maya:
             assert maya.believes("Maya", "refund.status").values == answers[name][0]
     assert [k for k in db.redis.scan_iter(match="tomem:legacy_*")] == []
-    assert memory.legacy_names(db) == []
+    assert catalog.legacy_names(db) == []
     assert tomc("memory", "migrate", url=db.url).stdout == "nothing to migrate\n"
 
 
@@ -82,21 +85,21 @@ def test_grant_checks_and_syncs_agents_users(db, fresh):
         live.apply("\n".join(STORY))
     with Session.attach(name, db=db, as_agent="Maya"):
         pass
-    user = acl.user_name(memory.memory_graphs(name), "Maya")
+    user = acl.user_name(catalog.memory_graphs(name), "Maya")
     assert tomc("memory", "grant", name, url=db.url).returncode == 0
     db.redis.execute_command("ACL", "DELUSER", user)  # a restart without an ACL file
     missing = tomc("memory", "grant", name, url=db.url)
     assert missing.returncode == 1 and f"{name}: 1 agent users missing or wrong" in missing.stdout
     synced = tomc("memory", "grant", name, "--sync", url=db.url)
     assert synced.returncode == 0, synced.stderr
-    assert db.redis.acl_getuser(user)["keys"] in (["~" + memory.memory_key(name, "mind", "Maya")],
-                                                  "~" + memory.memory_key(name, "mind", "Maya"))
+    assert db.redis.acl_getuser(user)["keys"] in (["~" + memory_key(name, "mind", "Maya")],
+                                                  "~" + memory_key(name, "mind", "Maya"))
 
 
 def test_a_memorys_forks_left_by_a_dead_process_are_dropped(db):
     dead = _dead_pid()
-    mine = memory.memory_key("left", "fork", f"{HOST}-{dead}-0123456789ab", "world")
-    theirs = memory.memory_key("left", "fork", f"otherhost-{dead}-0123456789ab", "world")
+    mine = memory_key("left", "fork", f"{HOST}-{dead}-0123456789ab", "world")
+    theirs = memory_key("left", "fork", f"otherhost-{dead}-0123456789ab", "world")
     for name in (mine, theirs):
         db.graph(name).query("CREATE (:Left)")
     forks.drop_abandoned(db)

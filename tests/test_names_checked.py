@@ -12,7 +12,7 @@ from lsprotocol import types
 from test_memory import tomc
 from tomc.api import Session, TomError, TomWarning
 from tomc.dsl.checker import check_text
-from tomc.engine import memory
+from tomc.memory import catalog
 from pygls.workspace import PositionCodec
 from tomc.lsp.server import _diagnostic
 
@@ -61,11 +61,11 @@ def test_check_and_run_warn_and_strict_makes_it_an_error(tmp_path, db, monkeypat
 
 @pytest.fixture
 def story(db):
-    memory.drop(db, "names_checked")
+    catalog.drop(db, "names_checked")
     with Session.attach("names_checked", db=db) as session:
         session.apply("\n".join(STORY))
     yield "names_checked"
-    memory.drop(db, "names_checked")
+    catalog.drop(db, "names_checked")
 
 
 def test_the_api_warns_and_strict_raises(db, story):

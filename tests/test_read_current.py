@@ -9,7 +9,7 @@ import time
 
 from conftest import REPO
 from tomc.api import Session
-from tomc.runtime import submit
+from tomc.memory import submit
 
 if str(REPO) not in sys.path:  # `eval` is a folder of the repository, not an installed package
     sys.path.insert(0, str(REPO))
@@ -38,7 +38,7 @@ def test_a_belief_read_is_one_round_trip_and_sees_other_writers(db):
 
 def test_an_event_is_one_round_trip_and_learns_whether_an_applier_serves(db):
     """A session's commit also looks whether `tomc serve`'s appliers serve the memory
-    (tomc/runtime/submit.py `serving_key`), so the next write need not ask in a round
+    (tomc/memory/submit.py `serving_key`), so the next write need not ask in a round
     trip of its own; a look older than `submit.LOOKED_S` is asked again."""
     with Session.attach("write_trips", db=db) as session:
         session.apply("agents Maya, Billing\nrooms chat")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tomc.api import AccessDenied, Session, TomError
 from tomc.cli.main import app
 from tomc.dsl.parser import parse
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.lsp.symbols import Symbols
 from tomc.readiness import ReadyAnswer
 
@@ -146,7 +146,7 @@ def test_an_agent_asks_readiness_only_from_its_own_chains(db, tmp_path):
     policy = tmp_path / "p.tom"
     policy.write_text(POLICY, encoding="utf-8")
     name = "readiness_agent"
-    memory.drop(db, name)
+    catalog.drop(db, name)
     try:
         with Session.attach(name, db=db, policy=str(policy)) as live:
             live.apply("agents A, B\nclaim qa.signoff = pending from bulletin to A")
@@ -160,7 +160,7 @@ def test_an_agent_asks_readiness_only_from_its_own_chains(db, tmp_path):
                 with pytest.raises(AccessDenied):
                     refused()
     finally:
-        memory.drop(db, name)
+        catalog.drop(db, name)
 
 
 def test_a_handoff_receipt_tells_which_procedures_it_unblocks(db):

@@ -11,7 +11,7 @@ import pytest
 
 from test_memory import tomc
 from tomc.api import Session, TomError
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.search_text import MAX_TERMS, terms
 
 STORY = """agents Maya, Billing, Zed
@@ -35,12 +35,12 @@ CRAFTED = ["*", "payments*", "%payments%", "@words:payments", "@key:secret", "se
 
 @pytest.fixture
 def story(db):
-    memory.drop(db, "search_story")
+    catalog.drop(db, "search_story")
     with Session.attach("search_story", db=db) as session:
         session.apply(STORY.replace("Zed tells Zed vault.code = 4411",
                                     "Zed sets vault.code = 4411"))
     yield "search_story"
-    memory.drop(db, "search_story")
+    catalog.drop(db, "search_story")
 
 
 def test_terms_are_words_only_and_bounded():

@@ -15,8 +15,8 @@ import pytest
 import redis
 
 from tomc.api import Session
-from tomc.engine.memory import memory_graphs
-from tomc.runtime import acl
+from tomc.memory.catalog import memory_graphs
+from tomc.memory import acl
 from tomc.runtime.connection import from_socket
 from tomc.runtime.server import QUERY_MEMORY_MB, QUERY_TIMEOUT_S, EmbeddedServer
 

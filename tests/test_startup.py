@@ -25,8 +25,8 @@ import pytest
 
 from conftest import REPO, SCENARIOS
 from tomc.cli.main import COMMANDS
-from tomc.engine.applier import serve_appliers
-from tomc.engine.keys import appliers_key
+from tomc.memory.applier import serve_appliers
+from tomc.runtime.keys import appliers_key
 from tomc.runtime.connection import connect
 
 HEAVY = ("hypothesis", "mcp", "pygls", "lsprotocol", "rich", "anthropic", "openai")

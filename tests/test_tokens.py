@@ -11,19 +11,19 @@ from typer.testing import CliRunner
 
 from tomc.api import Session, TomError
 from tomc.cli.main import app
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.runtime import tokens
 
 
 @pytest.fixture
 def support(db):
-    memory.drop(db, "tok_support")
+    catalog.drop(db, "tok_support")
     with Session.attach("tok_support", db=db) as session:
         session.apply("agents Maya, Billing")
     yield "tok_support"
     for row in tokens.list_tokens(db, "tok_support"):
         tokens.revoke(db, row["token_id"])
-    memory.drop(db, "tok_support")
+    catalog.drop(db, "tok_support")
 
 
 def test_a_token_is_verified_listed_without_secret_and_revoked(db, support):
@@ -81,7 +81,7 @@ def test_token_cli_issues_lists_and_revokes(db, support):
 
 def test_dropping_a_memory_revokes_its_tokens(db, support):
     token = tokens.issue(db, support, "Maya")
-    memory.drop(db, support)
+    catalog.drop(db, support)
     with Session.attach(support, db=db) as session:  # made again under the same name
         session.apply("agents Maya")
     with pytest.raises(tokens.TokenRefused):

@@ -39,46 +39,62 @@ import pydantic
 import redis
 
 from tomc.analysis import answer as analyses
+from tomc.analysis.about import About as AboutAnswer
 from tomc.analysis.announcements import AnnouncementPlan
 from tomc.analysis.answer import AnalysisAnswer
+from tomc.analysis.best import Ranking
 from tomc.analysis.common_ground import CommonGround
 from tomc.analysis.context import Context
 from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
-from tomc.analysis.handoff import HandoffReceipt
-from tomc.analysis.view import BeliefView
-from tomc.analysis.about import About as AboutAnswer
 from tomc.analysis.follow import Evidence
-from tomc.analysis.best import Ranking
-from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
+from tomc.analysis.handoff import HandoffReceipt
 from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
+from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
+from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows
 from tomc.answers import Answer
 from tomc.beliefs import Held
 from tomc.describe import Description, describe
 from tomc.dsl import ast, build
 from tomc.dsl.checker import check_text
-from tomc.dsl.policies import load_policy
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.parser import parse, read_source
+from tomc.dsl.policies import load_policy
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import agent_live, event_codec, memory, writes
+from tomc.engine import event_codec
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
-from tomc.engine.opening import (Statements, attached, check_new_memory, checker_for,
-                                 fill_view, header_for, name_text, refuse, refused_hint,
-                                 same_policy, statements_of)
+from tomc.memory import acl, agent_live, catalog, submit, writes
+from tomc.memory.opening import (
+    Statements,
+    attached,
+    check_new_memory,
+    checker_for,
+    fill_view,
+    header_for,
+    name_text,
+    refuse,
+    refused_hint,
+    same_policy,
+    statements_of,
+)
 from tomc.readers import AgentReader, CredentialReader, EngineReader
 from tomc.readiness import ReadyAnswer
 from tomc.rules import shipped_names
-from tomc.runtime import acl, search_index
+from tomc.runtime import search_index
 from tomc.runtime.connection import Database, connect
-from tomc.runtime import submit
-from tomc.runtime.errors import (AccessDenied, DatabaseUnavailable, Replaced, StaleWrite,
-                                 TomError)
+from tomc.runtime.errors import (
+    AccessDenied,
+    DatabaseUnavailable,
+    Replaced,
+    StaleWrite,
+    TomError,
+)
+from tomc.runtime.keys import memory_key
 
 __all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
            "DatabaseUnavailable"]
@@ -210,13 +226,13 @@ class Session:
         """The memory called `name`, kept on FalkorDB (`tomem:{<name>}:...`): opened as it was
         left (agents, rooms, policy, every event), or created with `policy` (default
         `default`) when there is none (and `create`). A half-applied event left by a
-        crashed writer is undone first (tomc/runtime/recovery.py).
+        crashed writer is undone first (tomc/engine/recovery.py).
 
         `as_agent`: answer only from that agent's mind, through its read-only FalkorDB
-        user (tomc/runtime/acl.py); writes and questions about other minds raise
+        user (tomc/memory/acl.py); writes and questions about other minds raise
         AccessDenied. `db` may be the agent's own credential (`tomc token credential`):
         the session is then built from the agent's view of the world
-        (tomc/engine/agent_live.py), and its `tell`/`says` as the agent go through the
+        (tomc/memory/agent_live.py), and its `tell`/`says` as the agent go through the
         memory's applier. Raises TomError (bad name or policy, a policy other than the
         memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
         label = name_text(name)
@@ -224,23 +240,23 @@ class Session:
         try:
             database = _database(db, data_dir, stack)
             try:
-                stored = memory.read(database, label)
+                stored = catalog.read(database, label)
             except redis.exceptions.NoPermissionError:
                 if as_agent is None:
                     raise
                 # An agent's own credential: the world as the agent sees it (its view).
                 live = agent_live.viewed(database, label, as_agent)
                 return cls(live, stack, label, CredentialReader(live, as_agent, database, label))
-            if stored is None and database.cluster is None and memory.migrate(database, label):
-                stored = memory.read(database, label)  # kept under its pre-hash-tag names
+            if stored is None and database.cluster is None and catalog.migrate(database, label):
+                stored = catalog.read(database, label)  # kept under its pre-hash-tag names
             created = False
             if stored is None:
                 if not create:
                     raise LookupError(f"no memory called {label!r}")
                 header = header_for(label, policy or "default", inline=True)
                 model = checker_for(header, f"memory {label}").scenario
-                created = memory.create(database, model, header)
-                stored = memory.read(database, label)
+                created = catalog.create(database, model, header)
+                stored = catalog.read(database, label)
                 if stored is None:  # dropped between its creation and this read
                     raise LookupError(f"memory {label!r} was dropped while being created")
             # A process that lost the race to create the memory checks the policy too.
@@ -249,7 +265,7 @@ class Session:
                     "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
                     None, f"memory {label}",
                     hint="leave the policy out to attach, or drop the memory first")])
-            shard = database.shard(memory.memory_key(label))  # the memory's one shard
+            shard = database.shard(memory_key(label))  # the memory's one shard
             live = attached(shard, stored,
                             submit.serving_key(label if shard.clustered else None))
             stack.enter_context(closing(live.engine))
@@ -264,7 +280,7 @@ class Session:
                 fill_view(database, label)  # a memory made before the agents' views
                 # An agent reads only its own mind, never its own writes: a replica may
                 # answer it where the caller accepts stale reads (docs/deployment.md).
-                server = (database.replica(memory.memory_key(label))
+                server = (database.replica(memory_key(label))
                           if database.options.stale_reads else shard)
                 agent_db = server.as_user(user, password)
                 stack.callback(agent_db.close)
@@ -298,17 +314,17 @@ class Session:
         stack = ExitStack()
         try:
             database = _database(db, data_dir, stack)
-            if memory.read(database, label) is not None:
+            if catalog.read(database, label) is not None:
                 if not replace:
                     raise TomError([Diagnostic(
                         "E110", f"memory {label!r} exists", None, f"memory {label}",
                         hint="choose another name, drop it first, or replace it")])
-                memory.drop(database, label)
+                catalog.drop(database, label)
             model = checker_for(header, f"memory {label}").scenario
-            if not memory.create(database, model, header):
+            if not catalog.create(database, model, header):
                 raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
                                            "process meanwhile", None, f"memory {label}")])
-            live = attached(database, memory.read(database, label))
+            live = attached(database, catalog.read(database, label))
             stack.enter_context(closing(live.engine))
             if statements:
                 try:
@@ -368,7 +384,7 @@ class Session:
         the write's name, stored with each statement it commits; a write retried with the
         same key applies only what did not commit and returns the original steps of the
         rest (docs/storage.md, "Retries"). On a memory that `tomc serve` serves, the write
-        is submitted to the memory's applier (tomc/engine/applier.py). Raises TomError (bad
+        is submitted to the memory's applier (tomc/memory/applier.py). Raises TomError (bad
         input: nothing written; E145, a memory dropped since attach), AccessDenied (a
         session reading as an agent), StaleWrite, DatabaseUnavailable; an error after part
         of a batch committed carries those events in `committed`."""
@@ -423,7 +439,7 @@ class Session:
             return True
         served = self._live.engine.served(submit.LOOKED_S)
         if served is None:
-            with db.redirected(memory.memory_key(self.memory)):  # a lost node: exit 3
+            with db.redirected(memory_key(self.memory)):  # a lost node: exit 3
                 served = submit.serving(db.redis, self.memory if db.clustered else None)
         return served
 
@@ -888,10 +904,10 @@ class Session:
                              "scenario is its file")
         self._reader.whole("it cannot export every mind")
         engine = self._live.engine
-        stored = memory.read(engine.db, self.memory)
+        stored = catalog.read(engine.db, self.memory)
         if stored is None:
             raise LookupError(f"memory {self.memory!r} was dropped")
-        return memory.export(stored, engine.changes_since(0)[1])
+        return catalog.export(stored, engine.changes_since(0)[1])
 
     def close(self) -> None:
         """Release connections (stopping an embedded FalkorDB this session started). The
@@ -934,7 +950,7 @@ def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tup
     policy, _ = load_policy(uses[0] if uses else None, inline, Path(path).parent, str(path))
     shipped = (policy.name.text in shipped_names() and policy.name.text not in inline
                and not (uses and uses[0].target.quoted))
-    header = memory.header_source(name, policy, shipped)
+    header = catalog.header_source(name, policy, shipped)
     statements = [s for s in tree.statements if not isinstance(s, QUESTIONS)]
     refused = [s for s in statements if not isinstance(s, CHANGES)
                or isinstance(s, (ast.Peek, ast.Distracted))]
@@ -953,7 +969,7 @@ def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tup
 
 
 def _diagnostic(found: dict) -> Diagnostic:
-    """A diagnostic as an applier's reply carries it (tomc/engine/applier.py)."""
+    """A diagnostic as an applier's reply carries it (tomc/memory/applier.py)."""
     span = ast.Span(**found["span"]) if found.get("span") else None
     return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))
 

@@ -14,10 +14,10 @@ from tomc.analysis import answer as analyses
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import agent_view
 from tomc.engine.live import LiveScenario
+from tomc.memory import agent_view, submit
 from tomc.readiness import ReadyAnswer
-from tomc.runtime import queries, submit
+from tomc.runtime import queries
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 from tomc.runtime.graph_view import GraphView
@@ -130,9 +130,9 @@ class AgentReader(EngineReader):
 
 
 class CredentialReader(AgentReader):
-    """An agent's mind read with only its own credential (`db`, tomc/engine/agent_live.py):
+    """An agent's mind read with only its own credential (`db`, tomc/memory/agent_live.py):
     as `AgentReader`, and its own speech is written, through the memory's applier and
-    signed with its password (tomc/runtime/submit.py), which takes only a `tell`/`says`
+    signed with its password (tomc/memory/submit.py), which takes only a `tell`/`says`
     (...) by the agent."""
 
     def __init__(self, live, agent: str, db: Database, memory: str):

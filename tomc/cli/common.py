@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from enum import Enum
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional
 
@@ -17,7 +17,7 @@ from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
 
 if TYPE_CHECKING:  # the checker and runner are imported where used: `tomc memory apply`
-    # through an applier must start without the compiler (tomc/runtime/submit.py)
+    # through an applier must start without the compiler (tomc/memory/submit.py)
     from tomc.dsl.checker import CheckResult
     from tomc.dsl.diagnostics import Diagnostic
     from tomc.dsl.program import ScenarioModel

@@ -11,9 +11,16 @@ from typing import Optional, Sequence
 
 import typer
 
-from tomc.cli.common import DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_OK, database, fail
+from tomc.cli.common import (
+    DATA_OPTION,
+    DB_OPTION,
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    database,
+    fail,
+)
 from tomc.cli.extras import needs_extra
-from tomc.engine import memory as memories
+from tomc.memory import catalog as memories
 from tomc.runtime.connection import Database
 
 PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")

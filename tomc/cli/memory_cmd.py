@@ -1,5 +1,5 @@
 """`tomc memory ...`: named memories kept on FalkorDB, from shells and scripts
-(tomc/engine/memory.py; docs/storage.md).
+(tomc/memory/catalog.py; docs/storage.md).
 
 Exit codes as elsewhere (0 ok, 1 an expectation failed, 2 bad input, 3 FalkorDB
 unavailable), plus 4 when an agent (`--as`) asks about another mind or tries to write, and
@@ -18,18 +18,31 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import redis
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_FAILED,
-                             EXIT_NO_DATABASE, EXIT_OK, JSON_OPTION, STALE_OPTION, STRICT_OPTION,
-                             WAIT_OPTION, database, emit_json, fail, with_options)
-from tomc.engine.keys import memory_key
-from tomc.runtime import submit
+from tomc.cli.common import (
+    DATA_OPTION,
+    DB_OPTION,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_NO_DATABASE,
+    EXIT_OK,
+    JSON_OPTION,
+    STALE_OPTION,
+    STRICT_OPTION,
+    WAIT_OPTION,
+    database,
+    emit_json,
+    fail,
+    with_options,
+)
+from tomc.memory import submit
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+from tomc.runtime.keys import memory_key
 
 if TYPE_CHECKING:
     from tomc.api import Session
 
 # The API, the compiler and the checker are imported where used: `tomc memory apply` to a
-# memory an applier serves is a thin client (tomc/runtime/submit.py) and starts without them.
+# memory an applier serves is a thin client (tomc/memory/submit.py) and starts without them.
 
 EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
 
@@ -48,10 +61,10 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     the statements a new memory is created for, checked before it is: bad input creates
     nothing."""
     from tomc.api import Session, TomError, check_new_memory
-    from tomc.engine import memory
+    from tomc.memory import catalog
     with database(db, data, json_output, interactive=True) as conn:
         try:
-            if create and first is not None and memory.read(conn, name) is None:
+            if create and first is not None and catalog.read(conn, name) is None:
                 check_new_memory(name, first, policy)
             with Session.attach(name, db=conn, policy=policy, as_agent=as_agent,
                                 create=create) as session:
@@ -154,7 +167,7 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
 def _own_credential(conn, name: str) -> bool:
     """Whether `conn` logs in with an agent's own credential (`tomc token credential`), not
     as an administrator (who may log in as a named user too): that user may not even ask
-    whether memory `name`'s incarnation key exists (tomc/runtime/acl.py)."""
+    whether memory `name`'s incarnation key exists (tomc/memory/acl.py)."""
     try:
         conn.shard(memory_key(name)).redis.exists(memory_key(name, "incarnation"))
     except redis.exceptions.NoPermissionError:
@@ -163,7 +176,7 @@ def _own_credential(conn, name: str) -> bool:
 
 
 def _replied(name: str, reply: dict, json_output: bool) -> None:
-    """Print an applier's reply (tomc/runtime/submit.py) and exit with its code."""
+    """Print an applier's reply (tomc/memory/submit.py) and exit with its code."""
     error = reply.get("error")
     if error is None:
         if json_output:
@@ -279,10 +292,10 @@ def describe_(name: str = typer.Argument(..., help="The memory."),
 def list_(db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
     """List the memories on the server: name, policy, step reached, agents."""
-    from tomc.engine import memory
+    from tomc.memory import catalog
     with database(db, data, json_output, interactive=True) as conn:
         found = [{"name": m.name, "policy": m.policy, "step": m.step,
-                  "agents": memory.agents(conn, m.name)} for m in memory.stored(conn)]
+                  "agents": catalog.agents(conn, m.name)} for m in catalog.stored(conn)]
     if json_output:
         emit_json({"memories": found})
     elif not found:
@@ -379,9 +392,9 @@ def drop(name: str = typer.Argument(..., help="The memory."),
          json_output: bool = JSON_OPTION) -> None:
     """Delete the memory: its graphs, revision and its agents' FalkorDB users. Exit 2 if
     there is no such memory."""
-    from tomc.engine import memory
+    from tomc.memory import catalog
     with database(db, data, json_output, interactive=True) as conn:
-        dropped = memory.drop(conn, name)
+        dropped = catalog.drop(conn, name)
     if not dropped:
         fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)
     if json_output:
@@ -403,7 +416,7 @@ def requests_(name: str = typer.Argument(..., help="The memory."),
     newest first: id, when, what failed, the start of what was queued), or drop them.
     Nothing here was applied; its writer was answered with the error when its reply list
     could be trusted (docs/storage.md, "The applier"). Exit 2 for an id not listed."""
-    from tomc.engine import dead_letters
+    from tomc.memory import dead_letters
     with database(db, data, json_output, interactive=True) as conn:
         listed = dead_letters.listed(conn, name)
         unknown = sorted(set(drop_ids or ()) - {e["id"] for e in listed})
@@ -435,9 +448,9 @@ def migrate(names: Optional[list[str]] = typer.Argument(
     `tomem:{NAME}:...`, each in one transaction (docs/deployment.md, "Upgrading"). Attaching
     to such a memory migrates it too. Run it on the single server, before moving to a
     cluster."""
-    from tomc.engine import memory
+    from tomc.memory import catalog
     with database(db, data, json_output) as conn:
-        migrated = [n for n in (names or memory.legacy_names(conn)) if memory.migrate(conn, n)]
+        migrated = [n for n in (names or catalog.legacy_names(conn)) if catalog.migrate(conn, n)]
     if json_output:
         emit_json({"migrated": migrated})
     elif not migrated:
@@ -454,14 +467,13 @@ def grant(names: Optional[list[str]] = typer.Argument(
                                     "are missing or wrong (default: only report them)."),
           db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
           json_output: bool = JSON_OPTION) -> None:
-    """Check the agents' FalkorDB users (tomc/runtime/acl.py) on every node: the server, or
+    """Check the agents' FalkorDB users (tomc/memory/acl.py) on every node: the server, or
     every master and replica of a cluster (after adding a node, a failover, or a restart
     without an ACL file). Exit 1 when some are missing and --sync was not given."""
-    from tomc.engine import memory
-    from tomc.runtime import acl
+    from tomc.memory import acl, catalog
     with database(db, data, json_output) as conn:
-        chosen = names or [m.name for m in memory.stored(conn)]
-        wrong = {n: acl.reconcile(conn, memory.memory_graphs(n), fix=sync) for n in chosen}
+        chosen = names or [m.name for m in catalog.stored(conn)]
+        wrong = {n: acl.reconcile(conn, catalog.memory_graphs(n), fix=sync) for n in chosen}
     if json_output:
         emit_json({"users": wrong, "synced": sync})
     for name, count in [] if json_output else wrong.items():

@@ -1,6 +1,6 @@
 """`tomc serve --data DIR`: the embedded FalkorDB as a long-lived server that several
 processes share, and the appliers that commit what they write to its memories, one per
-memory (tomc/engine/applier.py; docs/storage.md)."""
+memory (tomc/memory/applier.py; docs/storage.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ import typer
 
 from tomc.cli.common import EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_OK, fail
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import (FSYNC_MODES, QUERY_MEMORY_MB, QUERY_TIMEOUT_S, EmbeddedServer,
-                                 default_data_dir, default_max_memory_mb)
+from tomc.runtime.server import (
+    FSYNC_MODES,
+    QUERY_MEMORY_MB,
+    QUERY_TIMEOUT_S,
+    EmbeddedServer,
+    default_data_dir,
+    default_max_memory_mb,
+)
 
 
 def serve(data: Optional[Path] = typer.Option(
@@ -120,10 +126,10 @@ def serve(data: Optional[Path] = typer.Option(
 def _serve_appliers_only(url: str) -> None:
     """`tomc serve --db URL`: the appliers of the memories at URL until SIGTERM or Ctrl-C,
     then exit 0 (exit 3 if URL does not answer). On a cluster, one applier waits on every
-    memory's queue (tomc/engine/applier.py `serve_cluster_appliers`)."""
+    memory's queue (tomc/memory/applier.py `serve_cluster_appliers`)."""
     import redis
 
-    from tomc.engine.applier import serve_appliers, serve_cluster_appliers
+    from tomc.memory.applier import serve_appliers, serve_cluster_appliers
     from tomc.runtime.connection import from_url, shown_url
 
     try:
@@ -152,9 +158,9 @@ def _bound(value: float, unit: str) -> str:
 
 
 def _appliers(server: EmbeddedServer, stop: threading.Event) -> threading.Thread:
-    """The thread that runs one applier per memory written to (tomc/engine/applier.py)
+    """The thread that runs one applier per memory written to (tomc/memory/applier.py)
     until `stop`: writers submit to it instead of committing themselves."""
-    from tomc.engine.applier import serve_appliers
+    from tomc.memory.applier import serve_appliers
     from tomc.runtime.connection import from_socket
 
     db = from_socket(server.socket_path, password=server.secret)

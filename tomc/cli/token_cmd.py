@@ -1,6 +1,6 @@
 """`tomc token issue|list|revoke`: the access tokens of tomc's HTTP surfaces
 (tomc/runtime/tokens.py; docs/security.md); `tomc token credential`: an agent's own
-FalkorDB credential (tomc/runtime/acl.py).
+FalkorDB credential (tomc/memory/acl.py).
 
 Exit codes as elsewhere: 0 ok, 2 bad input (no such memory or agent, an unknown token id),
 3 FalkorDB unavailable.
@@ -13,9 +13,16 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, JSON_OPTION, database,
-                             emit_json, fail)
-from tomc.engine import memory as memories
+from tomc.cli.common import (
+    DATA_OPTION,
+    DB_OPTION,
+    EXIT_BAD_INPUT,
+    JSON_OPTION,
+    database,
+    emit_json,
+    fail,
+)
+from tomc.memory import catalog as memories
 from tomc.runtime import tokens
 
 app = typer.Typer(help="Access tokens for `tomc mcp --http`, `tomc http` and `tomc console`: "
@@ -87,11 +94,11 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
                db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
                json_output: bool = JSON_OPTION) -> None:
     """Print the agent's own FalkorDB credential, as a URL (`--db` of the agent's process):
-    its private user (tomc/runtime/acl.py), which reads only the agent's mind and may only
+    its private user (tomc/memory/acl.py), which reads only the agent's mind and may only
     submit the agent's own speech to the memory's applier (`tomc serve`). The process that
     holds it needs no admin secret. Keep it as a secret (a file of mode 600)."""
-    from tomc.engine.opening import fill_view  # the compiler: only this verb needs them
-    from tomc.runtime import acl
+    from tomc.memory import acl
+    from tomc.memory.opening import fill_view  # the compiler: only this verb needs them
     with database(db, data, json_output, interactive=True) as conn:
         if memories.read(conn, name) is None:
             fail(f"no memory called {name!r} (`tomc memory list` lists them)", EXIT_BAD_INPUT,

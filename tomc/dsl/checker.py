@@ -18,15 +18,36 @@ from typing import Iterator, Mapping, Optional
 from pyrsistent import PSet, PVector, pset, pvector
 
 from tomc.dsl import ast
-from tomc.dsl.formatter import format_statement
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError, did_you_mean
+from tomc.dsl.formatter import format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.dsl.policies import (MAX_DEPTH, check_policy, check_procedures, load_policy,
-                               perspective_count, procedure_model, resolve)
-from tomc.dsl.program import (DEFAULT_HOPS, MAX_HOPS, MODIFIERS, AnalysisQuery, AnyEvent, Communication, Fact, Handoff,
-                              Observation, PolicyModel, Presence, Procedure, QueryModel, Quiet,
-                              ReadyQuery, ScenarioModel)
-
+from tomc.dsl.policies import (
+    MAX_DEPTH,
+    check_policy,
+    check_procedures,
+    load_policy,
+    perspective_count,
+    procedure_model,
+    resolve,
+)
+from tomc.dsl.program import (
+    DEFAULT_HOPS,
+    MAX_HOPS,
+    MODIFIERS,
+    AnalysisQuery,
+    AnyEvent,
+    Communication,
+    Fact,
+    Handoff,
+    Observation,
+    PolicyModel,
+    Presence,
+    Procedure,
+    QueryModel,
+    Quiet,
+    ReadyQuery,
+    ScenarioModel,
+)
 
 MAX_DIAGNOSTICS = 100  # per scenario
 
@@ -295,7 +316,7 @@ class LiveChecker:
     def take(self, events: list[AnyEvent]) -> None:
         """Hold `events` as they are, unchecked: checked once by the writer that committed
         them, and seen here only in part (an agent's view of a memory:
-        tomc/engine/agent_live.py), so they could not be checked again."""
+        tomc/memory/agent_live.py), so they could not be checked again."""
         self.state = replace(self.state, events=self.state.events.extend(events),
                              written=self.state.written.update(_written(events)))
 

@@ -27,6 +27,7 @@ from typing import Literal, Optional, Protocol, Sequence
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine.journal import Journal
 from tomc.readiness import ReadyAnswer
 
 EngineName = Literal["falkordb", "reference"]
@@ -46,6 +47,7 @@ class Engine(Protocol):
 
     scenario: ScenarioModel
     revision: int
+    journal: Journal  # what its commits keep beside it (tomc/engine/journal.py)
 
     @property
     def step(self) -> int:

@@ -1,4 +1,4 @@
-"""Events as an applier's reply carries them, whole (tomc/engine/applier.py): a writer
+"""Events as an applier's reply carries them, whole (tomc/memory/applier.py): a writer
 gets back the events the applier checked (witnesses, times, facts) without replaying the
 memory through its own checker. {"type": class name, every field; a fact as a dict, a
 tuple as a list}."""
@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from tomc.dsl.program import AnyEvent, Communication, Fact, Handoff, Observation, Presence, Quiet
+from tomc.dsl.program import (
+    AnyEvent,
+    Communication,
+    Fact,
+    Handoff,
+    Observation,
+    Presence,
+    Quiet,
+)
 
 TYPES = {cls.__name__: cls for cls in (Presence, Observation, Communication, Handoff, Quiet)}
 

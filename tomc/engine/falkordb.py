@@ -32,18 +32,25 @@ from tomc.compiler.reads import Bindings, reads_for
 from tomc.compiler.resolve import Held
 from tomc.compiler.templates import render
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
-from tomc.engine import agent_view, checkpoint
 from tomc.engine.base import Behind
+from tomc.engine import recovery
 from tomc.engine.history import History
+from tomc.engine.journal import Journal
 from tomc.engine.reference import ReferenceEngine
 from tomc.readiness import ReadyAnswer
-from tomc.runtime import forks, recovery
+from tomc.runtime import forks
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
 from tomc.runtime.executor import Directory, Executor, RunStats, Staging, reply_rows
 from tomc.runtime.graph_view import GraphView
-from tomc.runtime.queries import (answer_from_rows, belief_cypher, belief_read, ready,
-                                  ready_from_rows, ready_read)
+from tomc.runtime.queries import (
+    answer_from_rows,
+    belief_cypher,
+    belief_read,
+    ready,
+    ready_from_rows,
+    ready_read,
+)
 from tomc.runtime.transactions import Writer
 
 # A run sends its statements in batches of at most this many (one round trip each).
@@ -60,8 +67,11 @@ class FalkorEngine:
     """
 
     def __init__(self, db: Database, scenario: ScenarioModel, graphs: GraphNames,
-                 compiler: Optional[Compiler] = None, revision: int = 0):
+                 compiler: Optional[Compiler] = None, revision: int = 0,
+                 journal: Optional[Journal] = None):
         self.db = db
+        # What a commit keeps beside the graphs (a memory's views, event hash, checkpoint).
+        self.journal = journal or Journal()
         # Lists of its own: the engine is told of each change (tomc/engine/base.py).
         # Its events immutable (a memory's attached from a checkpoint are read when asked:
         # tomc/engine/history.py), never copied whole.
@@ -258,7 +268,7 @@ class FalkorEngine:
     def apply_together(self, changes: Sequence, extra: Sequence[tuple] = ()) -> None:
         """Commit `changes` (events, each `groupable`, and clock lines as .tom text) as
         revision + 1, + 2, ... in ONE transaction with `extra` (group commit:
-        tomc/engine/applier.py): every event keeps its own step, and a reader sees all of
+        tomc/memory/applier.py): every event keeps its own step, and a reader sees all of
         them or none. Raises Behind (nothing written), DatabaseUnavailable (a statement
         that failed at run time: the whole group is undone)."""
         writer = self.attach_writer()
@@ -336,11 +346,9 @@ class FalkorEngine:
                 extra: Sequence[tuple], changes: Sequence) -> None:
         """Commit `statements` (of the events `plans`, or of a declaration when there are
         none) with `extra` and the agents' views of `changes` (the events, or declarations
-        as .tom text: tomc/engine/agent_view.py), one revision each."""
+        as .tom text: tomc/memory/agent_view.py), one revision each."""
         started = time.perf_counter()
-        view = agent_view.record(self.graphs, changes, self.revision)
-        view += checkpoint.record(agent_view.base(self.graphs),
-                                  [c for c in changes if not isinstance(c, str)])
+        view = self.journal.recorded(self.graphs, changes, self.revision)
         replies = writer.commit([self.executor.command(self.graphs, s) for s in statements],
                                 len(changes), [*extra, *view])
         if replies is None:
@@ -355,14 +363,15 @@ class FalkorEngine:
             # goes with it: a retry applies it again, never answered from a failed one.
             unrecorded = [("HDEL", c[1], *c[2::2]) for c in extra if c[0] == "HSET"]
             undone = bool(plans) and recovery.undo_events(
-                self.db, self.graphs, [p.step for p in plans], self.revision, unrecorded)
+                self.db, self.graphs, [p.step for p in plans], self.revision, self.journal,
+                unrecorded)
             # If another writer committed first, the event stays half-applied: the next
             # writer to attach undoes it if it is still the latest (docs/storage.md). This
             # session then replays it like any other writer's (its checker took it back).
             if not undone:
                 self.revision -= changes
             # The checkpoint its transaction may have written holds the failed change.
-            checkpoint.drop(self.db, agent_view.base(self.graphs))
+            self.journal.failed(self.db, self.graphs)
             self._stale = True
             outcome = "the change was undone" if undone else "the change is not undone"
             raise DatabaseUnavailable(f"FalkorDB failed {statement.template}: "
@@ -554,7 +563,7 @@ class FalkorEngine:
                 Statement(agent, upgrade.template, upgrade.cypher, {}, upgrade.origin)
                 for agent in self.scenario.agents)])
             found = self.executor.learn_perspectives(self.graphs, self.scenario.agents)
-        if not self._indexed_world and agent_view.base(self.graphs) is not None:
+        if not self._indexed_world and self.journal.memory:
             self._indexed()  # a memory's world graph only (a file's goes without)
         held = Held()
         held.load(found.pop(None))

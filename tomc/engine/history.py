@@ -1,7 +1,7 @@
 """A memory's events without holding them all: the events up to a checkpoint are read from
 the memory's event hash when asked (`StoredEvents`), those after it are held (`History`).
 
-A session attached from a checkpoint (tomc/engine/checkpoint.py) has its checker's state and
+A session attached from a checkpoint (tomc/memory/checkpoint.py) has its checker's state and
 its engine's scenario hold a `History`: counting events, the latest ones and appending cost
 nothing; an event of the past is read with the few around it (`CHUNK` per round trip) and
 kept; only what asks for the whole history (`history()`, an export, an analysis of every

@@ -24,7 +24,6 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent, ScenarioModel
-from tomc.engine import checkpoint
 from tomc.engine.base import Behind, Engine
 from tomc.runtime.errors import DatabaseUnavailable, StaleWrite
 from tomc.runtime.transactions import TURN_AFTER
@@ -38,7 +37,7 @@ CHANGES = (*ast.EVENT_TYPES, *DECLARATIONS)
 MAX_TRIES = 1000
 
 # The commands that record a statement as committed at a step (0: a declaration), sent in
-# its transaction (tomc/engine/writes.py).
+# its transaction (tomc/memory/writes.py).
 Record = Callable[[int], Sequence[tuple]]
 
 
@@ -54,17 +53,14 @@ class LiveScenario:
     """A checker and an engine kept in step over one scenario.
 
     `line_base` + a statement's revision is the `line` its event reports (in a memory, its
-    number in the memory's log; after a file, the lines after the file's). `keep`: a
-    memory's key base (`tomem:{NAME}`), whose checkpoint the commits that cross a multiple
-    of checkpoint.EVERY revisions write (tomc/engine/checkpoint.py); None for a file's.
+    number in the memory's log; after a file, the lines after the file's). The commits that
+    its engine's journal says keep a checkpoint write one (a memory's: tomc/memory/journal.py).
     """
 
-    def __init__(self, checker: LiveChecker, engine: Engine, line_base: int = 0,
-                 keep: Optional[str] = None):
+    def __init__(self, checker: LiveChecker, engine: Engine, line_base: int = 0):
         self.checker = checker
         self.engine = engine
         self.line_base = line_base
-        self.keep = keep
 
     @property
     def scenario(self) -> ScenarioModel:
@@ -217,7 +213,7 @@ class LiveScenario:
     def apply_together(self, statements: Sequence, extra: Sequence[tuple] = ()) -> None:
         """Commit statements the checker has just taken (the scenario's newest events, each
         `groupable`, and clock lines) in one transaction with `extra`, one revision each
-        (tomc/engine/applier.py). Raises Behind, DatabaseUnavailable: the caller resets the
+        (tomc/memory/applier.py). Raises Behind, DatabaseUnavailable: the caller resets the
         checker and catches up."""
         count = sum(not isinstance(s, DECLARATIONS) for s in statements)
         total = len(self.checker.state.events)
@@ -233,11 +229,10 @@ class LiveScenario:
 
     def _checkpoint(self, count: int) -> list[tuple]:
         """The checkpoint to write with the commit of the checker's last `count` changes, if
-        it crosses a multiple of checkpoint.EVERY revisions (a memory's only)."""
+        the engine's journal keeps one there (a memory's: tomc/memory/journal.py)."""
         before = self.engine.revision
-        if self.keep is None or not checkpoint.crossing(before, before + count):
-            return []
-        return [checkpoint.write(self.keep, before + count, self.checker.state)]
+        kept = self.engine.journal.checkpoint(before, before + count, self.checker.state)
+        return [] if kept is None else [kept]
 
     def _check(self, statements: list, path: str) -> None:
         """Check `statements` after the state so far, keeping nothing of them."""

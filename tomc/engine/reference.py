@@ -10,6 +10,7 @@ from typing import Iterator, Optional, Sequence
 from tomc.analysis.view import BeliefView
 from tomc.answers import Answer
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
+from tomc.engine.journal import Journal
 from tomc.readiness import ReadyAnswer
 from tomc.reference.interpreter import ReferenceInterpreter
 from tomc.reference.view import ReferenceView
@@ -18,6 +19,8 @@ from tomc.reference.view import ReferenceView
 class ReferenceEngine:
     """One scenario in the reference interpreter (an Engine: tomc/engine/base.py). It has
     one writer, so it is never behind: every change is one revision."""
+
+    journal = Journal()  # a file's: it keeps nothing beside the engine
 
     def __init__(self, scenario: ScenarioModel):
         self.scenario = scenario

@@ -26,8 +26,8 @@ from typing import Callable, Iterator, Optional
 from tomc.api import Session, TomWarning
 from tomc.mcp import agent as agent_tools
 from tomc.mcp import extraction
-from tomc.mcp.bearer import BearerGate
 from tomc.mcp import supervisor as supervisor_tools
+from tomc.mcp.bearer import BearerGate
 from tomc.mcp.describe import prompt, resource
 from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
@@ -73,7 +73,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
     selects agent mode (and the only tokens its HTTP transport accepts: that agent's);
     `calls`: how many tool calls it answers at once (tomc/mcp/pool.py). Over HTTP its
     bearer tokens are checked with an agent's own credential too (its user may look a token
-    up by its id: tomc/runtime/acl.py). Raises what Session.attach raises (TomError,
+    up by its id: tomc/memory/acl.py). Raises what Session.attach raises (TomError,
     LookupError for a missing memory in agent mode, AccessDenied, DatabaseUnavailable)."""
     with ExitStack() as stack:
         # one connection pool, every session; a hung server fails a tool call in seconds

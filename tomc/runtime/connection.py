@@ -3,7 +3,7 @@
 `redis+cluster://HOST:PORT,HOST:PORT,...` names a Redis Cluster of FalkorDB nodes: the
 Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a
 Database on the one master serving a key's slot, where a memory's transactions run
-unchanged (all its keys share one hash tag: tomc/engine/memory.py). No command is retried
+unchanged (all its keys share one hash tag: tomc/memory/catalog.py). No command is retried
 or redirected silently: a MOVED, ASK or a shard that is down is a `DatabaseUnavailable`
 (exit 3) saying which shard, and the shard's next command goes to the master serving the
 slot then (a replica promoted in a failover). URL options (any scheme):
@@ -36,8 +36,13 @@ from redis.retry import Retry
 
 from tomc.runtime.cluster import Topology
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import (SECRET, EmbeddedServer, default_data_dir, folder_secret,
-                                 serving)
+from tomc.runtime.server import (
+    SECRET,
+    EmbeddedServer,
+    default_data_dir,
+    folder_secret,
+    serving,
+)
 
 logger = logging.getLogger(__name__)  # `tomc -v` / `-vv` (tomc/cli/main.py)
 
@@ -306,7 +311,7 @@ class Database:
 
     def as_user(self, username: str, password: str) -> "Database":
         """A Database on the same server, logged in as an ACL user (an agent's private
-        user: tomc/runtime/acl.py). Raises DatabaseUnavailable if the server refuses it.
+        user: tomc/memory/acl.py). Raises DatabaseUnavailable if the server refuses it.
         A cluster shard's user follows a failover as the shard does (`current`)."""
         user = open_database(_logged_in(self.redis, username, password),
                              f"{self.url} as {username}", check_graphs=False)

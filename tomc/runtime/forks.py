@@ -23,9 +23,9 @@ from typing import Iterable, Iterator
 import redis
 
 from tomc.compiler.plan import GraphNames, graph_key
-from tomc.engine.memory import memory_key, memory_name
 from tomc.runtime.connection import Database
 from tomc.runtime.executor import HOST, Directory
+from tomc.runtime.keys import memory_key, memory_name
 from tomc.runtime.server import process_alive
 
 FORK_PREFIX = "tomfork"

@@ -8,7 +8,7 @@ issued, and never stored: the server keeps its SHA-256 only, in the hash TOKENS_
 {token_id: JSON {"sha256", "memory", "agent", "issued"}} (docs/storage.md). An agent's
 FalkorDB user may HGET one record by its id (its own `tomc mcp --http` checks the tokens it
 is sent), any memory's, and can neither list the ids nor read the hash whole
-(tomc/runtime/acl.py `reading`): a record holds a digest, never a secret, and the ids are 48
+(tomc/memory/acl.py `reading`): a record holds a digest, never a secret, and the ids are 48
 random bits.
 
     secret = issue(db, "support", "Maya")        # agent None: the memory's supervisor

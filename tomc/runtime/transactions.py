@@ -18,7 +18,7 @@ every statement before any other client's command. A writer killed before EXEC l
 nothing (the server drops a closed connection's queued commands); a server killed during
 EXEC loses the whole transaction, and with `appendfsync always` an acknowledged one is on
 disk. What MULTI/EXEC cannot do is stop after a statement fails at run time; the writer
-then undoes the event on every graph (tomc/runtime/recovery.py).
+then undoes the event on every graph (tomc/engine/recovery.py).
 
 Optimism is not fair: a writer that must replay many events before each try can lose every
 race to writers with less to replay. A writer that lost `TURN_AFTER` races in a row takes
@@ -40,7 +40,6 @@ import redis
 from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
 
-
 # A writer that lost this many races in a row takes the turn (tomc/engine/live.py); the
 # turn expires after TURN_MS (longer than any commit; a killed holder's turn ends then).
 TURN_AFTER = 10
@@ -57,7 +56,7 @@ def _acknowledged(reply) -> int:
 class Writer:
     """A connection of its own that commits a scenario's changes one transaction each.
 
-    `incarnation`: (key, id) of a memory's incarnation (tomc/engine/keys.py), WATCHed with
+    `incarnation`: (key, id) of a memory's incarnation (tomc/runtime/keys.py), WATCHed with
     the revision: a memory dropped and created again since the writer attached makes every
     call raise `Replaced` instead of writing into the new one."""
 
@@ -68,7 +67,7 @@ class Writer:
         self.key = revision_key
         self.incarnation = incarnation
         # `serving`: a key looked at with the revision (whether appliers serve the memory:
-        # tomc/runtime/submit.py), so a session learns it with each commit, not in a round
+        # tomc/memory/submit.py), so a session learns it with each commit, not in a round
         # trip of its own; `served` is (when, whether it existed) at the last look.
         self.serving = serving
         self.served: Optional[tuple[float, bool]] = None

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional, Sequence
 
 from tomc.api import Session
-from tomc.engine import memory
+from tomc.memory import catalog
 from tomc.runtime.connection import Database
 
 
@@ -52,7 +52,7 @@ class Memories:
     def revision(self, name: str) -> int:
         """The memory's revision (how many statements were committed), in one GET: cheap
         enough to poll every 200 ms."""
-        key = memory.memory_graphs(name).revision_key
+        key = catalog.memory_graphs(name).revision_key
         return int(self.db.shard(key).redis.get(key) or 0)  # a cluster: the memory's shard
 
     def close(self) -> None:

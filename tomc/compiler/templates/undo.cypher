@@ -1,5 +1,5 @@
 // Undo event $step in one graph (a statement of it failed inside its transaction, or a
-// writer died before undoing it: tomc/runtime/recovery.py). Everything an event writes is
+// writer died before undoing it: tomc/engine/recovery.py). Everything an event writes is
 // stamped with its step (`made`, `since`, `step`), and nothing it changes is lost (a
 // closed version keeps its value), so undoing is exact: versions it closed reopen; what it
 // created goes; support, ownership and publication times it added are taken back.

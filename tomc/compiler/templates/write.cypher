@@ -7,7 +7,7 @@
     rarer parts (support, contests, kept disputes, endings) only when a change has rows for them:
     FalkorDB caches a plan per statement text and graph, and its size grows with every
     clause (a part costs 20-50 KB), so a graph keeps few, small plans. `made` is the step
-    that created a node or edge (tomc/runtime/recovery.py undoes an event by it). Nothing
+    that created a node or edge (tomc/engine/recovery.py undoes an event by it). Nothing
     is deleted: a closed version moves to a HELD edge. -#}
 {#- A perspective by node id: the id goes through a variable of its own first, or FalkorDB
     scans every perspective for each row instead of seeking it. -#}

@@ -17,32 +17,34 @@ import redis
 
 from tomc.compiler.plan import GraphNames
 from tomc.compiler.templates import render
-from tomc.engine import agent_view, checkpoint
+from tomc.engine.journal import Journal
 from tomc.runtime.connection import Database, query_command
-from tomc.runtime.executor import reply_rows
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.executor import reply_rows
 
 
-def undo_event(db: Database, graphs: GraphNames, step: int, revision: int) -> bool:
+def undo_event(db: Database, graphs: GraphNames, step: int, revision: int,
+               journal: Journal) -> bool:
     """Undo event `step` on the world graph and every mind graph, in one transaction that
     also moves the revision on (other writers see that something changed), if the
     scenario is still at `revision`; False (nothing done) if another writer committed
     since: whoever looks next finds the memory as it is then."""
-    return undo_events(db, graphs, [step], revision)
+    return undo_events(db, graphs, [step], revision, journal)
 
 
 def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: int,
-                also: Sequence[tuple] = ()) -> bool:
+                journal: Journal, also: Sequence[tuple] = ()) -> bool:
     """`undo_event` of each of `steps` (a group committed together), latest first, in one
-    transaction that also takes them out of the agents' views (tomc/engine/agent_view.py)
-    and runs the commands `also` (taking back what the failed transaction recorded)."""
+    transaction that also takes them out of what `journal` keeps (a memory's agents'
+    views, its event hash: tomc/memory/journal.py) and runs the commands `also` (taking
+    back what the failed transaction recorded)."""
     try:
         with db.redis.pipeline(transaction=True) as pipe:
             pipe.watch(graphs.revision_key)
             if int(pipe.get(graphs.revision_key) or 0) != revision:
                 return False
             existing = set(pipe.execute_command("GRAPH.LIST"))
-            kept = checkpoint.kept_step(pipe, agent_view.base(graphs))
+            forgotten = journal.forgotten(pipe, graphs, steps)
             pipe.multi()
             for step in sorted(steps, reverse=True):
                 pipe.execute_command(*query_command(graphs.world,
@@ -53,11 +55,7 @@ def undo_events(db: Database, graphs: GraphNames, steps: list[int], revision: in
                         pipe.execute_command(*query_command(
                             graphs.mind(agent), render("undo.cypher", world=False),
                             {"step": step}))
-            for command in agent_view.forget(graphs, steps):  # out of the agents' views
-                pipe.execute_command(*command)
-            for command in checkpoint.forget(agent_view.base(graphs), steps, kept):
-                pipe.execute_command(*command)  # out of the event hash; no checkpoint
-            for command in also:
+            for command in [*forgotten, *also]:
                 pipe.execute_command(*command)
             pipe.set(graphs.revision_key, revision + 1)
             replies = pipe.execute(raise_on_error=False)
@@ -124,10 +122,10 @@ def _latest(reply, scanned: bool = False) -> Optional[list[int]]:
     return steps if scanned or len(steps) >= 2 else None
 
 
-def recover(db: Database, graphs: GraphNames, tries: int = 100) -> None:
+def recover(db: Database, graphs: GraphNames, journal: Journal, tries: int = 100) -> None:
     """Undo the half-applied event a writer left, if any (a memory being attached)."""
     for _ in range(tries):
         found = half_applied(db, graphs)
-        if found is None or undo_event(db, graphs, *found):
+        if found is None or undo_event(db, graphs, *found, journal):
             return
     raise DatabaseUnavailable(f"could not check {graphs.world}: other writers kept committing")

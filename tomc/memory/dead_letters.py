@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from tomc.engine.keys import memory_key
 from tomc.runtime.connection import Database
+from tomc.runtime.keys import memory_key
 
 
 def listed(db: Database, name: str) -> list[dict]:

@@ -34,10 +34,10 @@ import hmac
 import redis
 
 from tomc.compiler.plan import GraphNames
-from tomc.engine import agent_view
-from tomc.engine.keys import appliers_key
+from tomc.memory import agent_view
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.keys import appliers_key
 from tomc.runtime.tokens import TOKENS_KEY
 
 
@@ -54,13 +54,13 @@ def user_name(graphs: GraphNames, agent: str) -> str:
 
 def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
     """(command, key patterns) an agent's user may run to submit its own speech to its
-    memory's applier (tomc/runtime/submit.py), each an ACL selector of its own, so no
+    memory's applier (tomc/memory/submit.py), each an ACL selector of its own, so no
     command reaches another's keys: RPUSH a request on the memory's queue and its name on
     the wake list; BLPOP its replies (`reply:USER:*`, named after the user); EXISTS the
     applier's lease and heartbeat; LREM a request of its own no applier took. It can
     neither read the queue nor pop it: others' requests stay unseen. The applier takes a
     request as the agent's only if it is signed with the agent's password
-    (tomc/engine/applier.py)."""
+    (tomc/memory/applier.py)."""
     base = graphs.world[:-len(":world")]  # tomem:{NAME}: the memory's keys (memory_key)
     return [("rpush", [f"{base}:queue", appliers_key("wake")]),
             ("blpop", [f"{base}:reply:{user}:*"]),
@@ -70,7 +70,7 @@ def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
 
 def reading(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
     """(command, key patterns) an agent's user may run to read its view of the world
-    (tomc/engine/agent_view.py): HGETALL the memory's public hash and its own seen hash
+    (tomc/memory/agent_view.py): HGETALL the memory's public hash and its own seen hash
     (never another agent's), GET the revision; and HGET one token's record by its id
     (tomc/runtime/tokens.py), so that the agent's own `tomc mcp --http` checks the bearer
     tokens it is sent. A record holds a digest of its secret, never the secret, and the

@@ -4,14 +4,14 @@ that wrote it and takes many writers (docs/storage.md).
 A memory `NAME` is stored as the graphs `tomem:{NAME}:world` and `tomem:{NAME}:mind:AGENT`,
 the plain key `tomem:{NAME}:world:rev` (its revision: every committed event or declaration
 increments it; tomc/runtime/transactions.py) and, for its agents' private users, the hash
-`tomem:{NAME}:world:users` (tomc/runtime/acl.py); its simulations' forks are
+`tomem:{NAME}:world:users` (tomc/memory/acl.py); its simulations' forks are
 `tomem:{NAME}:fork:...` (tomc/runtime/forks.py); what its agents may read of its world, the
-hashes `tomem:{NAME}:public` and `tomem:{NAME}:seen:AGENT` (tomc/engine/agent_view.py),
+hashes `tomem:{NAME}:public` and `tomem:{NAME}:seen:AGENT` (tomc/memory/agent_view.py),
 written in every commit's own transaction. Every key is named by `memory_key`: the
 braces are a Redis Cluster hash tag, so all keys of one memory hash to one slot and live on
 one shard, and its MULTI/EXEC, WATCH and GRAPH.COPY stay single-slot (docs/deployment.md).
 A memory made before the hash tag (`tomem:NAME:...`) is renamed by `migrate`. Its other keys (its
-incarnation, idempotency records and its applier's queue) are listed in tomc/engine/keys.py.
+incarnation, idempotency records and its applier's queue) are listed in tomc/runtime/keys.py.
 
 The world graph's `Memory` node holds what rebuilds the checker's state without running
 anything again: the `header` (the policy as .tom text, and the scenario line), and every
@@ -23,11 +23,10 @@ executed again.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import unquote
-
-import uuid
 
 import redis
 
@@ -38,22 +37,12 @@ from tomc.dsl import ast
 from tomc.dsl.formatter import format_file
 from tomc.dsl.parser import parse, parse_statements
 from tomc.dsl.program import ScenarioModel
-from tomc.engine import agent_view
-from tomc.engine.keys import PREFIX, memory_key, memory_tag  # noqa: F401 (re-exported)
-from tomc.runtime import acl, tokens
-from tomc.runtime.acl import users_key
+from tomc.memory import acl, agent_view
+from tomc.memory.acl import users_key
+from tomc.runtime import tokens
 from tomc.runtime.connection import Database, query_command
 from tomc.runtime.errors import DatabaseUnavailable
-
-def memory_name(key: str) -> Optional[str]:
-    """The memory whose world graph is `key` (`tomem:{NAME}:world`), else None."""
-    parts = key.split(":")
-    if len(parts) != 3 or parts[0] != PREFIX or parts[2] != "world":
-        return None
-    tag = parts[1]
-    if not (tag.startswith("{") and tag.endswith("}")):
-        return None
-    return unquote(tag[1:-1])
+from tomc.runtime.keys import PREFIX, memory_key, memory_name, memory_tag  # noqa: F401
 
 
 @dataclass(frozen=True)

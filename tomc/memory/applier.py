@@ -2,7 +2,7 @@
 (docs/storage.md, "The applier").
 
 Writers (`Session.apply`, `tomc memory apply`, MCP `record`) push requests on the memory's
-queue (tomc/runtime/submit.py) and wait for their reply. The applier, holding the memory's
+queue (tomc/memory/submit.py) and wait for their reply. The applier, holding the memory's
 lease (`memory_key(NAME, 'applier')`, renewed every second), moves what is queued to its
 processing list (BLMOVE: a request is never only in the applier's memory), checks each
 request after the ones before it, and commits the events of many requests in ONE
@@ -27,7 +27,7 @@ with its original steps and not applied twice.
 
 A request holding a declaration (`agents`, `rooms`), or an event that reads the graphs
 before it is compiled (tomc/compiler/reads.py), or resumed after part of it committed,
-commits alone, as an embedded writer does (tomc/engine/writes.py): what is left of it in one
+commits alone, as an embedded writer does (tomc/memory/writes.py): what is left of it in one
 transaction if it can share one, else one transaction per statement.
 """
 
@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import hmac
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -51,21 +51,27 @@ import redis
 
 from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
-from tomc.engine import event_codec, memory, writes
+from tomc.engine import event_codec
 from tomc.engine.base import Behind
-from tomc.engine.keys import appliers_key, memory_key
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
-from tomc.engine.opening import (attached, check_new_memory, create_memory, refuse,
-                                 same_policy, statements_of)
+from tomc.memory import acl, catalog, submit, writes
+from tomc.memory.opening import (
+    attached,
+    check_new_memory,
+    create_memory,
+    refuse,
+    same_policy,
+    statements_of,
+)
+from tomc.memory.submit import REPLY_TTL_S
 from tomc.runtime.connection import Database
-from tomc.runtime import acl, submit
 from tomc.runtime.errors import DatabaseUnavailable, Replaced, StaleWrite, TomError
-from tomc.runtime.submit import REPLY_TTL_S
+from tomc.runtime.keys import appliers_key, memory_key, memory_name
 
 log = logging.getLogger(__name__)
 
 LEASE_S = 5
-# The fields of a request (tomc/runtime/submit.py): text ones always there, others or null.
+# The fields of a request (tomc/memory/submit.py): text ones always there, others or null.
 REQUIRED = ("id", "key", "text", "reply", "mac")
 OPTIONAL = ("create", "policy", "incarnation", "as")
 BATCH = 64
@@ -98,7 +104,7 @@ class Request:
     @property
     def writer(self) -> str:
         """Whose idempotency keys the request's key is among: its agent's, or the
-        administrator's (tomc/engine/writes.py)."""
+        administrator's (tomc/memory/writes.py)."""
         return self.fields.get("as") or writes.ADMIN
 
 
@@ -265,7 +271,7 @@ class Applier:
         """The memory's live scenario (its half-applied event undone), or None if it does
         not exist."""
         if self.live is None:
-            stored = memory.read(self.db, self.name)
+            stored = catalog.read(self.db, self.name)
             if stored is None:
                 return None
             self.live = attached(self.db, stored)
@@ -295,7 +301,7 @@ class Applier:
                 requests.append(Request(raw, fields))
             else:  # not answered: its reply list cannot be trusted
                 self._bury(raw, "not a request: a JSON object with the fields "
-                                "tomc/runtime/submit.py gives one")
+                                "tomc/memory/submit.py gives one")
         return requests
 
     def _well_formed(self, fields) -> bool:
@@ -383,14 +389,14 @@ class Applier:
         self._commit(group, tries)
 
     def _admitted(self, request: Request) -> bool:
-        """Whether `request` is signed by its sender (tomc/runtime/submit.py): the
+        """Whether `request` is signed by its sender (tomc/memory/submit.py): the
         administrator, or the agent named in `as` (with its own password), whose request
         may hold only its own speech (`tell`, `says` with it as the speaker), creates no
         memory and asks no policy. Else it is answered (`refused`) and dropped."""
         f = dict(request.fields)
         mac, agent = f.pop("mac", None), f.get("as")
         password = self.db.redis.connection_pool.connection_kwargs.get("password") or ""
-        graphs = memory.memory_graphs(self.name, [agent] if agent is not None else [])
+        graphs = catalog.memory_graphs(self.name, [agent] if agent is not None else [])
         if agent is not None:
             password = acl.user_password(self.db, acl.user_name(graphs, agent))
         if not isinstance(mac, str) or not hmac.compare_digest(
@@ -441,7 +447,7 @@ class Applier:
         statements taken by the checker, to commit with the group."""
         f = request.fields
         if f.get("incarnation") not in (None, self.incarnation) \
-                and memory.incarnation(self.db, self.name)[1] != self.incarnation:
+                and catalog.incarnation(self.db, self.name)[1] != self.incarnation:
             self._close()  # this applier's memory was dropped: take the new one
             if self._attach() is None:
                 self._answer(request, {"error": "replaced", "message": _replaced(self.name)})
@@ -684,13 +690,13 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
     drain its queue under its lease and give the lease back (`Applier.drain`): an idle
     memory costs nothing, whatever their number. The `warm` memories drained last keep
     their state attached between drains. Keeps the heartbeat `appliers_key()` alive, so
-    clients know to submit (tomc/runtime/submit.py), and sweeps the held leases every
+    clients know to submit (tomc/memory/submit.py), and sweeps the held leases every
     `lease_s` for one that lapsed (its applier, perhaps in another `tomc serve --db`
     process, stopped), waking its memory. Several processes may serve one server: a
     memory's lease decides which one applies it."""
     dispatcher = _Dispatcher(db, stop, lease_s, workers, warm)
     r = db.redis
-    for stored in memory.stored(db):  # requests a killed applier left
+    for stored in catalog.stored(db):  # requests a killed applier left
         if r.exists(memory_key(stored.name, "queue"), memory_key(stored.name, "processing")):
             dispatcher.wake(stored.name)
     beat = swept = None  # when the heartbeat was last set, the leases last swept
@@ -810,14 +816,14 @@ def serve_cluster_appliers(db: Database, stop: threading.Event, lease_s: float =
 
     A cluster has no server-wide key (a heartbeat, a wake list) that every memory's writers
     could reach in their memory's slot: writers see a memory's applier by its lease
-    (tomc/runtime/submit.py `serving`), and the memories are listed across the masters
+    (tomc/memory/submit.py `serving`), and the memories are listed across the masters
     every `rescan_s` seconds (a new memory's first writes commit themselves until then).
     An applier whose shard fails over looks its master up again; one whose memory was
     dropped is stopped at the next listing."""
     running: dict[str, tuple[threading.Thread, threading.Event]] = {}
     while not stop.is_set():
         try:
-            names = {memory.memory_name(g) for g in db.graph_names()} - {None}
+            names = {memory_name(g) for g in db.graph_names()} - {None}
         except (DatabaseUnavailable, redis.RedisError):
             names = set(running)  # a master failing over: keep them, look again next round
         for name in set(running) - names:

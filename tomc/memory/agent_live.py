@@ -2,7 +2,7 @@
 agent can hold only its own credential"): what `Session.attach(as_agent=...)` builds when
 its connection may not read the world graph.
 
-Its scenario is rebuilt from the agent's view (tomc/engine/agent_view.py), never from the
+Its scenario is rebuilt from the agent's view (tomc/memory/agent_view.py), never from the
 world graph: the header and the declarations replayed through a checker, then the events
 the agent witnessed taken whole (checked once by the writer that committed them; nothing
 is compiled or executed here). A belief read starts at the perspective that owns its key,
@@ -23,10 +23,11 @@ from tomc.compiler.templates import render
 from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.program import QueryModel, Quiet, ScenarioModel
-from tomc.engine import agent_view, memory
 from tomc.engine.live import DECLARATIONS
+from tomc.memory import agent_view, catalog
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
+from tomc.runtime.keys import memory_key
 
 
 class ViewedEngine:
@@ -36,9 +37,9 @@ class ViewedEngine:
     def __init__(self, db: Database, name: str, agent: str):
         self.db = db
         self.agent = agent
-        self.graphs = memory.memory_graphs(name, [agent])
+        self.graphs = catalog.memory_graphs(name, [agent])
         # An agent cannot read the incarnation key: its requests name none.
-        self.incarnation: tuple[str, Optional[str]] = (memory.memory_key(name, "incarnation"),
+        self.incarnation: tuple[str, Optional[str]] = (memory_key(name, "incarnation"),
                                                        None)
         self._owned: dict[tuple, set[str]] = {}
         self._ids: dict[tuple, int] = {}

@@ -1,4 +1,4 @@
-"""Writing through a memory's applier (tomc/engine/applier.py): the client side, light
+"""Writing through a memory's applier (tomc/memory/applier.py): the client side, light
 enough for `tomc memory apply` to import without the compiler.
 
 A request is one JSON document RPUSHed to the memory's queue (`memory_key(NAME,
@@ -7,7 +7,7 @@ exist), policy (the one the writer named, checked against the memory's), incarna
 id the writer attached to, or null), reply (the list the applier answers on), as (null, or
 the agent whose own credential sent it: docs/security.md), mac}. `mac` signs the rest
 (HMAC-SHA256, hex) with the password the writer's connection logged in with: the
-administrator's, or the agent's (tomc/runtime/acl.py); the applier refuses a request whose
+administrator's, or the agent's (tomc/memory/acl.py); the applier refuses a request whose
 signature is not right, so a request holds only what its sender may write. An agent's
 reply list is `memory_key(NAME, 'reply', USER, ID)`, USER its FalkorDB user: the only
 replies its user may pop. The name is pushed on the wake list too, so `tomc serve` starts the
@@ -17,7 +17,7 @@ no_memory | unavailable, message, ..., committed: [events]}.
 
 On a cluster, every key a request touches is the memory's (one slot): nothing goes on the
 wake list, and `tomc serve --db redis+cluster://...` keeps an applier waiting on every
-memory's queue (tomc/engine/applier.py `serve_cluster_appliers`).
+memory's queue (tomc/memory/applier.py `serve_cluster_appliers`).
 
 `serving` says whether a `tomc serve` runs appliers on this server (its heartbeat key). A
 request no applier takes within the lease is withdrawn (LREM) and `NoApplier` raised: the
@@ -35,9 +35,9 @@ from typing import Optional
 
 import redis
 
-from tomc.engine.keys import appliers_key, memory_key
 from tomc.runtime.connection import statement_timeout
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.keys import appliers_key, memory_key
 
 # How long a reply may take while no applier holds the memory's lease (seconds).
 GRACE_S = 15.0

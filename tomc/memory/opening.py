@@ -1,12 +1,12 @@
 """Opening memories for writing: what a memory takes, the header a new one starts from,
 and a live scenario attached to a stored one. Shared by the API (tomc/api.py) and the
-applier of `tomc serve` (tomc/engine/applier.py); every refusal is a TomError whose
+applier of `tomc serve` (tomc/memory/applier.py); every refusal is a TomError whose
 diagnostic says what to write instead.
 
     header = header_for("support", "default", inline=True)   # .tom text of an empty scenario
     text, parsed = statements_of("Maya enters chat")        # (text, AST statements)
     refuse(parsed, text, in_memory=True)                    # E144 for what apply does not take
-    live = attached(db, memory.read(db, "support"))         # LiveScenario, caught up
+    live = attached(db, catalog.read(db, "support"))         # LiveScenario, caught up
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from tomc.dsl.checker import LiveChecker
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_file, format_statement
 from tomc.dsl.parser import parse, parse_statements, read_source
-from tomc.engine import agent_view, checkpoint, memory
+from tomc.engine import recovery
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, LiveScenario
+from tomc.memory import agent_view, catalog, checkpoint
+from tomc.memory.journal import MemoryJournal
 from tomc.rules import shipped_names
-from tomc.runtime import recovery
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable, TomError
+from tomc.runtime.keys import memory_key
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ def create_memory(db: Database, name: str, policy: Optional[str]) -> bool:
     call created it. Raises TomError (a bad policy)."""
     header = header_for(name_text(name), policy or "default", inline=True)
     model = checker_for(header, f"memory {name}").scenario
-    return memory.create(db, model, header)
+    return catalog.create(db, model, header)
 
 
 def check_new_memory(name: str, statements: Statements, policy: Optional[str] = None) -> None:
@@ -129,7 +131,7 @@ def header_for(name: str, policy: str, inline: bool = False) -> str:
             raise TomError([Diagnostic("E104", f"unknown policy `{policy}`", None, "<policy>",
                                        hint="a shipped policy (" + ", ".join(shipped_names())
                                        + ") or a .tom file")])
-        return memory.header_source(name, ast.Policy(name=ast.Name(text=policy)), True)
+        return catalog.header_source(name, ast.Policy(name=ast.Name(text=policy)), True)
     try:
         source = read_source(policy)
         file = parse(source, policy)
@@ -140,7 +142,7 @@ def header_for(name: str, policy: str, inline: bool = False) -> str:
         raise TomError([Diagnostic("E104", f"`{policy}` must define exactly one policy", None,
                                    policy)])
     if inline:
-        return memory.header_source(name, found[0], False)
+        return catalog.header_source(name, found[0], False)
     return format_file(ast.File(items=[ast.UsePolicy(target=ast.Name(text=policy, quoted=True)),
                                        ast.Scenario(name=ast.Name(text=name))]))
 
@@ -157,18 +159,19 @@ def same_policy(asked: str, stored: str) -> bool:
     return any(isinstance(i, ast.Policy) and i.name.text == stored for i in file.items)
 
 
-def attached(db: Database, stored: memory.StoredMemory,
+def attached(db: Database, stored: catalog.StoredMemory,
              serving: Optional[str] = None) -> LiveScenario:
     """A live scenario on a stored memory: its half-applied event (if a writer died)
     undone, then every applied statement replayed through the checker. `serving`: the key
-    its writer looks at with each commit (a session's: tomc/runtime/submit.py
+    its writer looks at with each commit (a session's: tomc/memory/submit.py
     `serving_key`)."""
     checker = checker_for(stored.header, f"memory {stored.name}")
-    base = memory.memory_key(stored.name)
+    base = memory_key(stored.name)
     db = db.shard(base)  # a cluster: the memory's one shard
-    graphs = memory.memory_graphs(stored.name, memory.agents(db, stored.name))
-    recovery.recover(db, graphs)  # (an undo drops a checkpoint that holds its event)
-    incarnation = memory.incarnation(db, stored.name)
+    graphs = catalog.memory_graphs(stored.name, catalog.agents(db, stored.name))
+    # (an undo drops a checkpoint that holds its event)
+    recovery.recover(db, graphs, MemoryJournal(base))
+    incarnation = catalog.incarnation(db, stored.name)
     kept = checkpoint.read(db, base)
     live = _live(db, stored, checker, kept, serving, incarnation)
     if kept is not None and not checkpoint.complete(db, base, graphs.revision_key,
@@ -184,20 +187,20 @@ def attached(db: Database, stored: memory.StoredMemory,
     return live
 
 
-def _live(db: Database, stored: memory.StoredMemory, checker: LiveChecker,
+def _live(db: Database, stored: catalog.StoredMemory, checker: LiveChecker,
           kept: Optional[checkpoint.Checkpoint], serving: Optional[str],
           incarnation) -> LiveScenario:
     """The live scenario from `kept` (its events read when asked) or from the start, caught
     up with every statement after it."""
-    base = memory.memory_key(stored.name)
+    base = memory_key(stored.name)
     if kept is not None:
         checker.state = kept.state(db, base, checker.state.procedures)
     engine = FalkorEngine(db, checker.scenario,
-                          memory.memory_graphs(stored.name, list(checker.state.agents)),
-                          revision=kept.revision if kept else 0)
+                          catalog.memory_graphs(stored.name, list(checker.state.agents)),
+                          revision=kept.revision if kept else 0, journal=MemoryJournal(base))
     engine.incarnation = incarnation
     engine.serving = serving
-    live = LiveScenario(checker, engine, keep=base)
+    live = LiveScenario(checker, engine)
     live.catch_up()
     return live
 
@@ -214,20 +217,20 @@ def _keep(db: Database, base: str, graphs, live: LiveScenario) -> None:
         logger.info("no checkpoint kept for %s: %s", base, err)
         kept = False
     if not kept:
-        live.keep = None  # it does not know the event hash is whole
+        live.engine.journal.keep = None  # it does not know the event hash is whole
 
 
 def fill_view(db: Database, name: str, tries: int = 100) -> None:
-    """Give memory `name` the agents' view of its world (tomc/engine/agent_view.py) if it
+    """Give memory `name` the agents' view of its world (tomc/memory/agent_view.py) if it
     was made before it: its changes replayed (as `attached` does) and recorded under
     WATCH of the revision, again if a writer committed meanwhile. An administrator's
     connection: what `tomc token credential` and an attach as an agent run."""
-    graphs = memory.memory_graphs(name)
+    graphs = catalog.memory_graphs(name)
     shard = db.shard(graphs.world)
     for _ in range(tries):
         if agent_view.present(shard, graphs):
             return
-        stored = memory.read(shard, name)
+        stored = catalog.read(shard, name)
         if stored is None:
             return
         live = attached(shard, stored)

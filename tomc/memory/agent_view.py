@@ -7,11 +7,11 @@ same MULTI/EXEC as the change they record, so a reader never sees one torn from 
   `rooms` and clock lines, canonical .tom text): what every agent of the memory may read.
 - `tomem:{NAME}:seen:AGENT`: the events AGENT perceived, field the step, value the event
   as AGENT perceived it (`perceived`; tomc/engine/event_codec.py JSON: kind, text, line,
-  witnesses, fact, ...): only AGENT's user may read it (tomc/runtime/acl.py).
+  witnesses, fact, ...): only AGENT's user may read it (tomc/memory/acl.py).
 
 A commit adds one HSET per witness and one to `public` (microseconds beside its graph
 statements); an undone event's fields are deleted in the undo's transaction
-(tomc/runtime/recovery.py). A memory made before the view is filled in by `backfill`
+(tomc/engine/recovery.py). A memory made before the view is filled in by `backfill`
 (an administrator's connection: `tomc token credential`, an attach as an agent).
 
     commands = record(graphs, [event, "agents Eve"], revision)   # HSETs for a commit

@@ -1,5 +1,5 @@
 """One write to a memory, as both writing paths take it: the embedded one (a `Session`
-committing itself) and the applier's (tomc/engine/applier.py).
+committing itself) and the applier's (tomc/memory/applier.py).
 
 A write is a list of statements and an idempotency key (docs/storage.md, "Retries"), which
 belongs to its writer (`ADMIN`, or the agent whose own credential sent it): statement `i` of
@@ -22,10 +22,10 @@ from tomc.dsl import ast
 from tomc.dsl.diagnostics import Diagnostic
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent
-from tomc.engine.keys import digest_field, idempotency_field, memory_key
 from tomc.engine.live import LiveScenario, Record
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import TomError
+from tomc.runtime.keys import digest_field, idempotency_field, memory_key
 
 # The writer of a write sent with the administrator's credential (an agent's own credential
 # writes as that agent: docs/security.md).

@@ -4,7 +4,7 @@ graphs, so that attaching costs the same at any history (issue 34 item 3).
 - `tomem:{NAME}:events` (hash): every event, field its step, value the event whole
   (tomc/engine/event_codec.py JSON), written by the commit that applies it, in the same
   MULTI/EXEC (`record`); an undone event's field is deleted in the undo's
-  (tomc/runtime/recovery.py).
+  (tomc/engine/recovery.py).
 - `tomem:{NAME}:checkpoint` (string): the checker's state without its events, as of a
   revision (`Checkpoint`: the revision, the step, agents, rooms, who is where, the clock,
   the keys written), JSON, written with the commit that crosses each multiple of `EVERY`
@@ -13,7 +13,7 @@ graphs, so that attaching costs the same at any history (issue 34 item 3).
 
 Attaching reads the checkpoint, holds the events up to it as a `History` read when asked
 (tomc/engine/history.py), and replays only the statements committed after it
-(tomc/engine/opening.py `attached`). A memory without a checkpoint is replayed whole, as
+(tomc/memory/opening.py `attached`). A memory without a checkpoint is replayed whole, as
 before. The checkpoint is a cache of what the graphs' statements say: deleting it costs the
 next attach a replay, never an answer.
 """

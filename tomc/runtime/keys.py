@@ -1,7 +1,7 @@
 """Every key of a memory is named here, `memory_key(NAME, ...)`: `tomem:{NAME}:...`, the
-braces a Redis Cluster hash tag (one slot, one shard: tomc/engine/memory.py).
+braces a Redis Cluster hash tag (one slot, one shard: tomc/memory/catalog.py).
 
-A memory `NAME` keeps, beside its graphs (tomc/engine/memory.py) and revision key:
+A memory `NAME` keeps, beside its graphs (tomc/memory/catalog.py) and revision key:
 
 - `tomem:{NAME}:incarnation`: an id made when the memory is created; a session attached to
   an earlier memory of the same name is refused (docs/storage.md, "Incarnations");
@@ -11,12 +11,12 @@ A memory `NAME` keeps, beside its graphs (tomc/engine/memory.py) and revision ke
   "KEY"]` -> a digest of the write's statements, written in the statement's own
   transaction (docs/storage.md, "Retries");
 - `tomem:{NAME}:public`, `tomem:{NAME}:seen:AGENT`: the agents' view of the world, the
-  header, step and declarations, and the events AGENT witnessed (tomc/engine/agent_view.py,
+  header, step and declarations, and the events AGENT witnessed (tomc/memory/agent_view.py,
   whose names are these through the memory's graph names);
 - `tomem:{NAME}:queue`, `tomem:{NAME}:processing`, `tomem:{NAME}:applier`,
   `tomem:{NAME}:reply:ID`, `tomem:{NAME}:dead`: the applier's request list, the requests it
   is applying, its lease, the reply list of one request, and the requests it could not
-  apply (tomc/engine/applier.py, `tomc memory requests`).
+  apply (tomc/memory/applier.py, `tomc memory requests`).
 
 This module imports nothing heavy: the thin client of `tomc memory apply` uses it.
 """
@@ -24,6 +24,8 @@ This module imports nothing heavy: the thin client of `tomc memory apply` uses i
 from __future__ import annotations
 
 import json
+from typing import Optional
+from urllib.parse import unquote
 
 from tomc.names import graph_key
 
@@ -61,3 +63,14 @@ def appliers_key(*parts: str) -> str:
     """The server-wide keys of the appliers `tomc serve` runs: `tomc:appliers` (its
     heartbeat) and `tomc:appliers:wake` (names of memories a request was queued for)."""
     return ":".join(("tomc", "appliers", *parts))
+
+
+def memory_name(key: str) -> Optional[str]:
+    """The memory whose world graph is `key` (`tomem:{NAME}:world`), else None."""
+    parts = key.split(":")
+    if len(parts) != 3 or parts[0] != PREFIX or parts[2] != "world":
+        return None
+    tag = parts[1]
+    if not (tag.startswith("{") and tag.endswith("}")):
+        return None
+    return unquote(tag[1:-1])

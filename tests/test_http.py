@@ -6,6 +6,7 @@ app's."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 from conftest import REPO, SCENARIOS
 from tomc.api import Session
+from tomc.memory import catalog
 from tomc.runtime import tokens
 from tomc.wire import event_json, held_json
 
@@ -308,3 +310,91 @@ def test_the_answers_are_the_ones_the_mcp_tools_give(db, client, memory):
     anyio.run(scenario)
     for tool, (_, path, params) in asked.items():
         assert get(client, memory["supervisor"], path, **params).json() == by_mcp[tool], tool
+
+
+# ---------------------------------------------------------------- the server's guards
+
+
+def test_the_stream_ends_when_its_token_is_revoked(db, memory):
+    """Issue 35: an SSE stream does not outlive its token: once revoked, the stream says
+    `revoked` and ends (looked at every second)."""
+    token = tokens.issue(db, MEMORY, None)
+    with served(db, [MEMORY]) as base:
+        url = f"{base}/memories/{MEMORY}/stream?access_token={token}"
+        lines: list[bytes] = []
+        with urllib.request.urlopen(url, timeout=60) as stream:
+            def read() -> None:
+                for line in stream:
+                    lines.append(line)
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            tokens.revoke(db, token.split("_")[1])
+            reader.join(30)
+            assert not reader.is_alive()  # the server ended the stream
+    assert b"event: revoked\n" in lines
+
+
+def test_a_lasting_token_lapses_unless_renewed(db, memory):
+    """A console's token lapses `lasts_s` after it was last renewed: a console killed with
+    -9 (no revocation) leaves no token that works for long."""
+    token = tokens.issue(db, MEMORY, None, lasts_s=0.5)
+    token_id = token.split("_")[1]
+    assert tokens.verify(db, token).memory == MEMORY
+    tokens.renew(db, token_id)
+    assert tokens.valid(db, token_id)
+    threading.Event().wait(0.7)
+    assert not tokens.valid(db, token_id)
+    with pytest.raises(tokens.TokenRefused, match="lapsed"):
+        tokens.verify(db, token)
+    assert token_id not in {t["token_id"] for t in tokens.list_tokens(db, MEMORY)}
+
+
+def test_answers_carry_security_headers_and_big_bodies_and_foreign_hosts_are_refused(
+        db, memory):
+    with TestClient(create_app(db, allowed_hosts=["127.0.0.1", "localhost"]),
+                    base_url="http://127.0.0.1") as local:
+        answer = get(local, memory["supervisor"], "/describe")
+        assert answer.status_code == 200
+        assert answer.headers["x-frame-options"] == "DENY"
+        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+        big = local.post(f"/memories/{MEMORY}/events", headers=auth(memory["supervisor"]),
+                         content=b'{"text": "' + b"x" * (2 * 1024 * 1024) + b'"}')
+        assert big.status_code == 413
+        rebound = local.get(f"/memories/{MEMORY}/describe",
+                            headers={**auth(memory["supervisor"]), "host": "evil.example"})
+        assert rebound.status_code == 400
+
+
+def test_tomc_http_attaches_again_to_a_memory_dropped_and_created_again(db):
+    """Issue 35: the request that finds the memory replaced says so (E145, nothing
+    written); the next one is answered from the memory there is now."""
+    name = "http_recreated"
+    catalog.drop(db, name)
+    with Session.attach(name, db=db) as s:
+        s.apply("agents A\nrooms r\nA enters r\nA sets x.y = 1")
+    token = tokens.issue(db, name, None)
+    with TestClient(create_app(db, [name])) as c:
+        first = c.get(f"/memories/{name}/truth", headers=auth(token), params={"key": "x.y"})
+        assert first.status_code == 200 and "1" in first.text
+        catalog.drop(db, name)
+        with Session.attach(name, db=db) as s:
+            s.apply("agents A\nrooms r\nA enters r\nA sets x.y = 2")
+        token = tokens.issue(db, name, None)
+        replaced = c.get(f"/memories/{name}/truth", headers=auth(token),
+                         params={"key": "x.y"})
+        assert replaced.status_code == 400 and "E145" in replaced.text
+        again = c.get(f"/memories/{name}/truth", headers=auth(token), params={"key": "x.y"})
+        assert again.status_code == 200 and again.json() != first.json()
+        assert '"2"' in again.text
+
+
+def test_hostile_text_in_the_servers_log_prints_as_escapes(caplog):
+    """A path or header a client sends reaches `tomc http`'s log as text, never as terminal
+    control codes."""
+    from tomc.web import guards
+    guards.printable_logs()
+    with caplog.at_level(logging.WARNING, logger="uvicorn.error"):
+        logging.getLogger("uvicorn.error").warning("bad request line %s", "/x\x1b[2J\x07")
+    assert "\x1b" not in caplog.text and "\\x1b[2J\\x07" in caplog.text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import typer
 
@@ -24,6 +24,13 @@ from tomc.memory import catalog as memories
 from tomc.runtime.connection import Database
 
 PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")
+ALLOWED_HOST_OPTION = typer.Option(
+    None, "--allowed-host", help="A Host header to answer (repeatable; e.g. memory.example.com "
+                                 "behind a proxy). Default: the loopback names when --host is "
+                                 "a loopback address, else any.")
+# A console's token lapses this long after the console last renewed it (kill -9).
+CONSOLE_TOKEN_S = 60.0
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 HOST_OPTION = typer.Option("127.0.0.1", "--host",
                            help="Address to listen on (0.0.0.0: every interface; put TLS in "
                                 "front, tokens travel in headers).")
@@ -35,6 +42,7 @@ def http(memory: Optional[list[str]] = typer.Option(
          every: bool = typer.Option(False, "--all", help="Serve every memory on the server, "
                                                          "those created later too."),
          port: int = PORT_OPTION, host: str = HOST_OPTION,
+         allowed_host: Optional[list[str]] = ALLOWED_HOST_OPTION,
          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
     """Serve named memories as JSON over HTTP (`/memories/NAME/...`, OpenAPI schema at
     `/openapi.json`) and a live console per memory (`/memories/NAME/console`), until Ctrl-C
@@ -52,7 +60,8 @@ def http(memory: Optional[list[str]] = typer.Option(
         served = "every memory" if every else ", ".join(memory or [])
         _serve(conn, None if every else memory, host, port,
                f"tomc: serving {served} on http://{host}:{port}/memories/NAME (console: "
-               "/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops")
+               "/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops",
+               allowed_hosts=allowed_host)
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
 
@@ -61,6 +70,7 @@ def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory t
             agent: Optional[str] = typer.Option(
                 None, "--agent", help="Show only this agent's mind (its read-only view)."),
             port: int = PORT_OPTION, host: str = HOST_OPTION,
+            allowed_host: Optional[list[str]] = ALLOWED_HOST_OPTION,
             db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
     """Watch memory NAME live in a browser: serve it as `tomc http --memory NAME` does, with
     a token issued for this session only (revoked when it stops), and print the console's
@@ -73,17 +83,29 @@ def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory t
         _exist(conn, [memory])
         if agent is not None and agent not in memories.agents(conn, memory):
             fail(f"memory {memory!r} has no agent {agent!r}", EXIT_BAD_INPUT)
-        secret = tokens.issue(conn, memory, agent)
+        # The token lapses CONSOLE_TOKEN_S after the console last renewed it: a console
+        # killed (kill -9) before it could revoke it leaves no token that works for long.
+        secret = tokens.issue(conn, memory, agent, lasts_s=CONSOLE_TOKEN_S)
+        token_id = secret.split("_")[1]
         try:
             _serve(conn, [memory], host, port,
                    f"tomc: the console of memory {memory}"
                    f"{f' as {agent}' if agent else ''}: http://{host}:{port}/memories/"
                    f"{memory}/console?access_token={secret} (this token is revoked when "
-                   "the console stops); Ctrl-C or SIGTERM stops")
+                   "the console stops); Ctrl-C or SIGTERM stops",
+                   every=(CONSOLE_TOKEN_S / 3, lambda: tokens.renew(conn, token_id)),
+                   allowed_hosts=allowed_host)
         finally:
-            tokens.revoke(conn, secret.split("_")[1])
+            tokens.revoke(conn, token_id)
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _default_hosts(host: str) -> Optional[list[str]]:
+    """The Host headers answered when none are given: on a loopback address its names (a
+    web page elsewhere cannot reach it through a name it controls: DNS rebinding); else
+    any (None)."""
+    return [*LOOPBACK, "[::1]"] if host in LOOPBACK else None
 
 
 def _exist(conn: Database, names: Sequence[str]) -> None:
@@ -94,14 +116,24 @@ def _exist(conn: Database, names: Sequence[str]) -> None:
 
 
 def _serve(conn: Database, names: Optional[Sequence[str]], host: str, port: int,
-           ready: str) -> None:
-    """Serve the app until Ctrl-C or SIGTERM, printing `ready` once it listens."""
+           ready: str, every: Optional[tuple[float, Callable[[], None]]] = None,
+           allowed_hosts: Optional[Sequence[str]] = None) -> None:
+    """Serve the app until Ctrl-C or SIGTERM, printing `ready` once it listens; `every`:
+    (seconds, what to run that often meanwhile). Requests whose Host header is not one of
+    `allowed_hosts` are refused (400); by default the loopback names when `host` is a
+    loopback address, else any."""
     with needs_extra("web", "tomc http"):  # FastAPI and uvicorn load only for these verbs
         import uvicorn
 
+        from tomc.web import guards
         from tomc.web.app import create_app
-    server = uvicorn.Server(uvicorn.Config(create_app(conn, names), host=host, port=port,
-                                           log_level="warning", timeout_graceful_shutdown=1))
+    app = create_app(conn, names, allowed_hosts=list(allowed_hosts or ())
+                     or _default_hosts(host))
+    guards.printable_logs()
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           timeout_graceful_shutdown=1,
+                                           timeout_keep_alive=guards.KEEP_ALIVE_S,
+                                           limit_concurrency=guards.CONCURRENCY))
     # In a thread, so that this one says when it listens (and Ctrl-C or SIGTERM, which
     # unwind this thread, stop it).
     thread = threading.Thread(target=server.run, daemon=True)
@@ -111,9 +143,13 @@ def _serve(conn: Database, names: Optional[Sequence[str]], host: str, port: int,
             fail(f"cannot listen on {host}:{port} (in use?)", EXIT_BAD_INPUT)
         time.sleep(0.05)
     typer.echo(ready, err=True)
+    last = time.monotonic()
     try:
         while thread.is_alive():
             thread.join(0.5)
+            if every is not None and time.monotonic() - last >= every[0]:
+                every[1]()
+                last = time.monotonic()
     finally:
         server.should_exit = True
         thread.join(5)

@@ -24,6 +24,7 @@ import hmac
 import json
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional
@@ -62,13 +63,17 @@ def from_header(authorization: Optional[str]) -> Optional[str]:
     return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
-def issue(db: Database, memory: str, agent: Optional[str]) -> str:
+def issue(db: Database, memory: str, agent: Optional[str],
+          lasts_s: Optional[float] = None) -> str:
     """A new token for `agent` (None: supervisor) of `memory`; the secret is returned here
-    and nowhere else. Raises DatabaseUnavailable if the server refuses the write."""
+    and nowhere else. `lasts_s`: the token lapses that long after it is issued or last
+    `renew`ed (a console's: killed, it stops renewing); None: until revoked. Raises
+    DatabaseUnavailable if the server refuses the write."""
     token_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     record = {"sha256": _digest(secret), "memory": memory, "agent": agent,
-              "issued": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+              "issued": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "lasts": lasts_s, "until": None if lasts_s is None else time.time() + lasts_s}
     try:
         db.shard(TOKENS_KEY).redis.hset(TOKENS_KEY, token_id,
                                         json.dumps(record, ensure_ascii=False))
@@ -87,7 +92,33 @@ def verify(db: Database, token: str) -> Grant:
     record = _record(db, token_id)
     if record is None or not hmac.compare_digest(record["sha256"], _digest(secret)):
         raise TokenRefused(f"token {token_id} is unknown or revoked")
+    if _lapsed(record):
+        raise TokenRefused(f"token {token_id} lapsed (the console that issued it stopped)")
     return Grant(record["memory"], record["agent"], token_id)
+
+
+def valid(db: Database, token_id: str) -> bool:
+    """Whether token `token_id` is still valid (not revoked, not lapsed): what a long
+    answer (the console's event stream) asks again while it runs."""
+    record = _record(db, token_id)
+    return record is not None and not _lapsed(record)
+
+
+def renew(db: Database, token_id: str) -> None:
+    """Move a lasting token's end to `lasts` seconds from now (its issuer is alive)."""
+    record = _record(db, token_id)
+    if record is None or record.get("lasts") is None:
+        return
+    record["until"] = time.time() + record["lasts"]
+    try:
+        db.shard(TOKENS_KEY).redis.hset(TOKENS_KEY, token_id,
+                                        json.dumps(record, ensure_ascii=False))
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"cannot renew the token: {err}") from None
+
+
+def _lapsed(record: dict) -> bool:
+    return record.get("until") is not None and record["until"] < time.time()
 
 
 def revoke(db: Database, token_id: str) -> None:
@@ -120,6 +151,8 @@ def list_tokens(db: Database, memory: Optional[str] = None) -> list[dict]:
     rows = []
     for token_id, text in stored.items():
         record = json.loads(text)
+        if _lapsed(record):
+            continue  # as good as revoked
         if memory is None or record["memory"] == memory:
             rows.append({"token_id": token_id, "memory": record["memory"],
                          "agent": record["agent"], "issued": record["issued"]})

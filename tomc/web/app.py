@@ -11,10 +11,11 @@ from typing import Optional, Sequence
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from tomc import __version__
 from tomc.runtime.connection import Database
-from tomc.web import console, errors, routes
+from tomc.web import console, errors, guards, routes
 from tomc.web.memories import Memories
 
 DESCRIPTION = """\
@@ -25,9 +26,11 @@ about its memory; an agent token reads only that agent's mind (403 on any other)
 carry the diagnostics of `tomc check --json` (docs/http.md)."""
 
 
-def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None) -> FastAPI:
+def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None,
+               allowed_hosts: Optional[Sequence[str]] = None) -> FastAPI:
     """The app over `db` (left open: the caller's; None only to describe the app: its
-    schema), serving `memories` (None: all)."""
+    schema), serving `memories` (None: all), answering only requests whose Host header is
+    one of `allowed_hosts` (None: any; tomc/web/guards.py)."""
     held = Memories(db, memories)
     app = FastAPI(title="tomc", version=__version__, description=DESCRIPTION,
                   docs_url=None, redoc_url=None)  # no UI that loads scripts from a CDN
@@ -36,6 +39,10 @@ def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None)
     app.include_router(api)
     app.include_router(console.router(held, grant))
     app.mount(console.STATIC_PATH, console.static(), name="static")
+    app.add_middleware(guards.BodyLimit)
+    app.add_middleware(guards.Headers)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.state.memories = held
     app.router.add_event_handler("shutdown", held.close)
     app.openapi = lambda: _schema(app)

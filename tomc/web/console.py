@@ -33,6 +33,7 @@ from tomc.web.memories import Memories
 STATIC_PATH = "/static"
 POLL = 0.2  # seconds between two reads of the revision key
 KEEPALIVE = 15.0  # seconds between two SSE comments, so proxies keep the stream open
+RECHECK = 1.0  # seconds between two looks at whether the stream's token is still valid
 _templates = Environment(loader=PackageLoader("tomc.web", "templates"),
                          autoescape=select_autoescape(["html"]))
 
@@ -69,7 +70,7 @@ def router(held: Memories, grant) -> APIRouter:
                          ge=0, description="The revision the client shows: no event until "
                                            "the memory moves past it.")] = None) \
             -> StreamingResponse:
-        return StreamingResponse(_steps(held, name, request, since),
+        return StreamingResponse(_steps(held, name, request, since, who.token_id),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
@@ -90,11 +91,17 @@ def _panel(held: Memories, name: str, agent: Optional[str], at_step: Optional[in
 
 
 async def _steps(held: Memories, name: str, request: Request,
-                 since: Optional[int]) -> AsyncIterator[str]:
+                 since: Optional[int], token_id: str) -> AsyncIterator[str]:
     """`event: step` with the revision each time it moves past `since` (None: first the
-    revision now)."""
-    seen, quiet = since, 0.0
+    revision now), until the client leaves or its token is revoked or lapses (looked at
+    every RECHECK seconds): then `event: revoked`, and the stream ends."""
+    seen, quiet, checked = since, 0.0, 0.0
     while not await request.is_disconnected():
+        if checked >= RECHECK:
+            checked = 0.0
+            if not await to_thread.run_sync(tokens.valid, held.db, token_id):
+                yield "event: revoked\ndata: \"the token was revoked\"\n\n"
+                return
         revision = await to_thread.run_sync(held.revision, name)
         if revision != seen:
             seen, quiet = revision, 0.0
@@ -104,6 +111,7 @@ async def _steps(held: Memories, name: str, request: Request,
             yield ": still here\n\n"
         await asyncio.sleep(POLL)
         quiet += POLL
+        checked += POLL
 
 
 def _graph(shown: dict) -> dict:

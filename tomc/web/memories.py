@@ -14,9 +14,10 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional, Sequence
 
-from tomc.api import Session
+from tomc.api import Session, TomError
 from tomc.memory import catalog
 from tomc.runtime.connection import Database
+from tomc.runtime.errors import Replaced
 
 
 class Memories:
@@ -40,7 +41,15 @@ class Memories:
         with self._guard:
             lock = self._locks.setdefault(name, threading.RLock())
         with lock:
-            yield self._session(name, agent)
+            try:
+                yield self._session(name, agent)
+            except (Replaced, TomError) as err:
+                if isinstance(err, Replaced) or any(
+                        d.code == "E145" for d in getattr(err, "diagnostics", [])):
+                    # Dropped, perhaps created again: this request says so (nothing was
+                    # written), and the next attaches to the memory there is then.
+                    self._forget(name)
+                raise
 
     def _session(self, name: str, agent: Optional[str]) -> Session:
         found = self._sessions.get((name, agent))
@@ -48,6 +57,11 @@ class Memories:
             found = Session.attach(name, db=self.db, as_agent=agent, create=False)
             self._sessions[(name, agent)] = found
         return found
+
+    def _forget(self, name: str) -> None:
+        """Close the sessions of memory `name` (it was dropped or created again)."""
+        for key in [k for k in self._sessions if k[0] == name]:
+            self._sessions.pop(key).close()
 
     def revision(self, name: str) -> int:
         """The memory's revision (how many statements were committed), in one GET: cheap

@@ -41,8 +41,9 @@ CASES = {
 
 
 # Codes only the Python API reports (a malformed argument, a statement a method does not
-# take): their cases are in tests/test_api.py.
-API_CODES = {"E143", "E144", "E145"}
+# take, a reused idempotency key): their cases are in tests/test_api.py and
+# tests/test_applier.py (E146).
+API_CODES = {"E143", "E144", "E145", "E146"}
 # Codes of `tomc extract` (a model's answer and its candidates): cases in tests/test_extract.py.
 EXTRACT_CODES = {"E200", "E201", "E202", "E203"}
 # Codes of access tokens (tomc token, tomc mcp --http): cases in tests/test_tokens.py.

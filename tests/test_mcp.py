@@ -94,9 +94,11 @@ def server_env() -> dict[str, str]:
 @asynccontextmanager
 async def connected(db, memory: str, *options: str):
     """A ClientSession on `tomc mcp --memory MEMORY OPTIONS --db URL` (`db` None: OPTIONS
-    say where, e.g. `--data DIR` for an embedded FalkorDB of its own), over stdio."""
+    say where, e.g. `--data DIR` for an embedded FalkorDB of its own), over stdio; a
+    supervisor's creates the memory if there is none (`--create`)."""
     command = tomc_command()
     where = [] if db is None else ["--db", server_url(db)]
+    options = (*options, *([] if "--agent" in options else ["--create"]))
     params = StdioServerParameters(
         command=command[0], args=[*command[1:], "mcp", "--memory", memory, *options, *where],
         env=server_env(), cwd=str(REPO))
@@ -400,6 +402,7 @@ def free_port() -> int:
 def http_server(db, memory: str, *options: str) -> Iterator[str]:
     """`tomc mcp --memory MEMORY OPTIONS --http PORT` running; yields its URL."""
     port = free_port()
+    options = (*options, *([] if "--agent" in options else ["--create"]))
     server = subprocess.Popen(
         [*tomc_command(), "mcp", "--memory", memory, *options, "--db", server_url(db),
          "--http", str(port)], env={**os.environ, **server_env()}, cwd=str(REPO),
@@ -521,6 +524,25 @@ def test_history_comes_in_pages(db):
     assert [step for page in pages for step in page] == everything
     assert all(len(page) == 5 for page in pages[:-1]) and len(pages) == -(-len(everything) // 5)
     assert wire(too_many)["isError"]
+
+
+def test_a_memory_that_does_not_exist_is_refused_unless_created(db, tmp_path):
+    """Issue 40: `tomc mcp --memory NAME` does not make an empty memory of a typo (or of a
+    client that started it without TOMC_DATA): exit 2, naming where it looked; `--create`
+    makes it."""
+    folder = tmp_path / "elsewhere"
+    result = subprocess.run(
+        [*tomc_command(), "mcp", "--memory", "mcp_typo", "--data", str(folder)],
+        env={**os.environ, **server_env()}, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "no memory called 'mcp_typo'" in result.stderr and str(folder) in result.stderr
+    assert "--create" in result.stderr and "Traceback" not in result.stderr
+
+    async def scenario():
+        async with connected(None, "mcp_typo", "--data", str(folder)) as client:
+            return await call(client, "history")
+    assert anyio.run(scenario)["events"] == []
 
 
 def test_agent_mode_needs_the_memory_and_the_agent(db):

@@ -16,8 +16,11 @@ EXIT_ACCESS_DENIED = 4
 
 
 def mcp(memory: str = typer.Option(..., "--memory", "-m",
-                                   help="The named memory to serve (created, in supervisor "
-                                        "mode, if there is none)."),
+                                   help="The named memory to serve (it must exist, unless "
+                                        "--create)."),
+        create: bool = typer.Option(
+            False, "--create", help="Supervisor mode: create the memory if there is none "
+                                    "(with --policy, or the default policy)."),
         agent: Optional[str] = typer.Option(
             None, "--agent", help="Agent mode: only this agent's mind, through its read-only "
                                   "FalkorDB user, and tell/say as this agent."),
@@ -42,7 +45,9 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
     Supervisor mode (no --agent): record events and ask every question. Agent mode: what
     the agent may know, and speech as that agent. Several servers and the CLI may share
     one memory through a FalkorDB server (--db); the embedded FalkorDB serves one process.
-    Exit 2 on bad input (no such memory or agent, wrong policy), 3 if FalkorDB is
+    A memory that does not exist is refused (exit 2), naming where it was looked for (a
+    client that starts the server without TOMC_DATA looks in the default folder), unless
+    --create. Exit 2 on bad input (no such memory or agent, wrong policy), 3 if FalkorDB is
     unavailable."""
     from tomc.api import TomError
     with needs_extra("mcp", "tomc mcp"):  # the MCP SDK loads only for this verb
@@ -54,7 +59,7 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT)
     try:
         with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent,
-                           calls=calls) as server:
+                           calls=calls, create=create) as server:
             if http is not None:
                 typer.echo(f"tomc: serving memory {memory!r} on http://127.0.0.1:{http}/mcp",
                            err=True)
@@ -63,8 +68,11 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
         typer.echo(str(err), err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     except LookupError as err:
-        fail(f"{err.args[0] if err.args else err} (agent mode does not create memories: start "
-             "a supervisor first, or use the CLI or API)", EXIT_BAD_INPUT)
+        fail(f"{err.args[0] if err.args else err} ("
+             + ("agent mode does not create memories: create it with the CLI or API, or a "
+                "supervisor's `tomc mcp --create`)" if agent is not None else
+                "give --create to make it, or --db/--data for where it is kept)"),
+             EXIT_BAD_INPUT)
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE)
     except AccessDenied as err:

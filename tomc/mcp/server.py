@@ -33,7 +33,7 @@ from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
 from tomc.mcp.sdk import MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
-from tomc.runtime.connection import connect
+from tomc.runtime.connection import connect, shown_url
 
 SUPERVISOR_INSTRUCTIONS = """\
 Theory-of-mind memory "{name}" (tomc): who believes what, what each agent thinks the others \
@@ -68,10 +68,12 @@ class MemoryServer:
 @contextmanager
 def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[Path] = None,
                   policy: Optional[str] = None, agent: Optional[str] = None,
-                  calls: int = CALLS) -> Iterator[MemoryServer]:
+                  calls: int = CALLS, create: bool = False) -> Iterator[MemoryServer]:
     """A MemoryServer over the memory called `memory`, for the block's duration; `agent`
     selects agent mode (and the only tokens its HTTP transport accepts: that agent's);
-    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py). Over HTTP its
+    `calls`: how many tool calls it answers at once (tomc/mcp/pool.py); `create`: a
+    supervisor's memory is created if there is none (else LookupError, naming where it
+    looked). Over HTTP its
     bearer tokens are checked with an agent's own credential too (its user may look a token
     up by its id: tomc/memory/acl.py). Raises what Session.attach raises (TomError,
     LookupError for a missing memory in agent mode, AccessDenied, DatabaseUnavailable)."""
@@ -82,11 +84,19 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", TomWarning)
         def sessions() -> tuple[Session, ...]:
+            try:
+                return attached()
+            except LookupError as err:  # say where it looked (a client's environment may
+                raise LookupError(      # name no folder: the default one)
+                    f"{err.args[0] if err.args else err} on "
+                    f"{shown_url(database.url)}") from None
+
+        def attached() -> tuple[Session, ...]:
             made = ExitStack()
             with made:
                 if agent is None:
                     writer = made.enter_context(Session.attach(memory, db=database,
-                                                               policy=policy, create=True))
+                                                               policy=policy, create=create))
                     made.pop_all()
                     return (writer,)
                 reader = made.enter_context(Session.attach(memory, db=database, as_agent=agent,

@@ -148,7 +148,7 @@ def run(db: Database, entries: int, seed: int = 7) -> dict:
                                  _signed(rng, NAME, password))
                 pushed += len(batch)
                 db.redis.rpush(queue, *batch)
-                db.redis.rpush(appliers_key("wake"), NAME)
+                submit.wake(db.redis, NAME)
                 try:
                     (event,) = s.apply(f"A says honest.n{pushed} = {pushed}")
                     honest += event.text.startswith("A says honest")

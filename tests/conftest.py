@@ -21,6 +21,17 @@ SCENARIOS = REPO / "scenarios"
 collect_ignore_glob = ["golden/*.tom"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """The cluster tests (6 servers of their own) run only when a marker expression names
+    them (`-m cluster`): so `-m "not slow"` means what it says, and leaves them out too."""
+    if "cluster" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if "cluster" not in item.keywords]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if "cluster" in i.keywords])
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def db(tmp_path_factory):
     """A live Database shared by every test that needs FalkorDB."""

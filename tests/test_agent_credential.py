@@ -113,7 +113,7 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
     body = json.dumps(fields)
     maya.redis.rpush(memory_key(NAME, "queue"),
                      json.dumps({**fields, "mac": submit.signature(body, password)}))
-    maya.redis.rpush(appliers_key("wake"), NAME)
+    submit.wake(maya.redis, NAME)
     answer = maya.redis.blpop([reply], 30)
     assert json.loads(answer[1])["error"] == "refused"
     assert catalog.read(db, NAME).step == step

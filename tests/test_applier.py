@@ -99,7 +99,7 @@ def test_a_malformed_request_is_dropped_and_the_applier_goes_on(appliers):
                                                "reply": memory_key("ap_junk", "reply", "1")}),
             json.dumps({**signed, "reply": elsewhere})]
     appliers.redis.rpush(queue, *junk)
-    appliers.redis.rpush(appliers_key("wake"), "ap_junk")
+    submit.wake(appliers.redis, "ap_junk")
     with Session.attach("ap_junk", db=appliers) as s:
         (event,) = s.apply("A says x.y = 2")
         assert event.step == 2 and s.believes("B", "x.y").values == ["2"]
@@ -432,7 +432,7 @@ def test_a_key_used_again_for_another_write_is_refused(server, served, request):
 
 def _queue(db, name: str, *raws) -> None:
     db.redis.rpush(memory_key(name, "queue"), *raws)
-    db.redis.rpush(appliers_key("wake"), name)
+    submit.wake(db.redis, name)
 
 
 def test_no_queued_entry_stops_the_applier_and_each_goes_to_the_dead_letter_list(appliers):

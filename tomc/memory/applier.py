@@ -685,7 +685,7 @@ def _diagnostics(diagnostics: list[Diagnostic], text: str, err=None) -> dict:
 def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S,
                    workers: int = WORKERS, warm: int = WARM) -> None:
     """Apply the requests of every memory of `db` until `stop` is set: what `tomc serve`
-    runs. One dispatcher waits on the wake list (a writer pushes its memory's name there
+    runs. One dispatcher waits on the wake set (a writer adds its memory's name there
     with each request) and hands each woken memory to a pool of `workers` threads, which
     drain its queue under its lease and give the lease back (`Applier.drain`): an idle
     memory costs nothing, whatever their number. The `warm` memories drained last keep
@@ -712,7 +712,7 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
                         r.zrem(appliers_key("held"), name)
                         dispatcher.wake(name)
                     swept = now
-                woken = r.blpop([appliers_key("wake")], 1)
+                woken = r.bzpopmin([appliers_key("wake")], 1)
             except redis.RedisError:  # the server restarting, a link lost: look again
                 beat = swept = None
                 stop.wait(1.0)
@@ -760,7 +760,7 @@ class _Dispatcher:
             self.waiting -= 1
         try:
             while not self.stop.is_set():
-                # An agent's user may push any name on the wake list: only a memory with
+                # An agent's user may push any name on the wake set: only a memory with
                 # requests gets an applier (no state kept for a name it makes up).
                 if self.db.redis.exists(memory_key(name, "queue"),
                                         memory_key(name, "processing")):
@@ -814,7 +814,7 @@ def serve_cluster_appliers(db: Database, stop: threading.Event, lease_s: float =
     """What `tomc serve --db redis+cluster://...` runs until `stop` is set: an applier for
     every memory of the cluster, each in a thread of its own waiting on its memory's queue.
 
-    A cluster has no server-wide key (a heartbeat, a wake list) that every memory's writers
+    A cluster has no server-wide key (a heartbeat, a wake set) that every memory's writers
     could reach in their memory's slot: writers see a memory's applier by its lease
     (tomc/memory/submit.py `serving`), and the memories are listed across the masters
     every `rescan_s` seconds (a new memory's first writes commit themselves until then).

@@ -10,13 +10,13 @@ the agent whose own credential sent it: docs/security.md), mac}. `mac` signs the
 administrator's, or the agent's (tomc/memory/acl.py); the applier refuses a request whose
 signature is not right, so a request holds only what its sender may write. An agent's
 reply list is `memory_key(NAME, 'reply', USER, ID)`, USER its FalkorDB user: the only
-replies its user may pop. The name is pushed on the wake list too, so `tomc serve` starts the
-memory's applier if none runs. The reply, one JSON document, is either {events: [{step,
+replies its user may pop. The name is put in the wake set too (`wake`), so `tomc serve` applies
+the memory's requests. The reply, one JSON document, is either {events: [{step,
 kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
 no_memory | unavailable, message, ..., committed: [events]}.
 
 On a cluster, every key a request touches is the memory's (one slot): nothing goes on the
-wake list, and `tomc serve --db redis+cluster://...` keeps an applier waiting on every
+wake set, and `tomc serve --db redis+cluster://...` keeps an applier waiting on every
 memory's queue (tomc/memory/applier.py `serve_cluster_appliers`).
 
 `serving` says whether a `tomc serve` runs appliers on this server (its heartbeat key). A
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import time
 import uuid
 from typing import Optional
 
@@ -69,6 +70,13 @@ def serving(client: redis.Redis, clustered_memory: Optional[str] = None) -> bool
     return bool(client.exists(serving_key(clustered_memory)))
 
 
+def wake(client, name: str) -> None:
+    """Wake memory `name`'s applier (`client`: a client or pipeline of the server): its
+    name in the wake set (`tomc:appliers:wake`, a sorted set by the time it was first
+    woken: waking a memory already woken adds nothing)."""
+    client.zadd(appliers_key("wake"), {name: time.time()}, nx=True)
+
+
 def signature(body: str, password: str) -> str:
     """The `mac` of a request's JSON `body` (without its mac) for a connection's password."""
     return hmac.new(password.encode("utf-8"), body.encode("utf-8"), hashlib.sha256).hexdigest()
@@ -83,7 +91,7 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
     the writer asked for, checked against an existing memory's; `as_agent`: the agent
     whose own user `client` is logged in as (`tomc token credential`), which may only
     speak as itself; `clustered`: `client` is the memory's shard of a cluster, where only
-    the memory's own keys may be touched (no wake list: its applier waits on the queue
+    the memory's own keys may be touched (no wake set: its applier waits on the queue
     itself). Raises NoApplier, DatabaseUnavailable."""
     rid = uuid.uuid4().hex
     login = client.connection_pool.connection_kwargs
@@ -98,7 +106,7 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
         pipe = client.pipeline(transaction=False)
         pipe.rpush(queue, request)
         if not clustered:
-            pipe.rpush(appliers_key("wake"), name)
+            wake(pipe, name)
         pipe.blpop([reply], POLL_S)
         answer = pipe.execute()[-1]
         unserved, waited, limit = 0.0, POLL_S, statement_timeout()

@@ -61,7 +61,8 @@ def digest_field(writer: str, key: str) -> str:
 
 def appliers_key(*parts: str) -> str:
     """The server-wide keys of the appliers `tomc serve` runs: `tomc:appliers` (its
-    heartbeat) and `tomc:appliers:wake` (names of memories a request was queued for)."""
+    heartbeat), `tomc:appliers:wake` (the sorted set of memories a request was queued
+    for) and `tomc:appliers:held` (the sorted set of held leases, by when each lapses)."""
     return ":".join(("tomc", "appliers", *parts))
 
 

@@ -51,6 +51,14 @@ def serve(data: Optional[Path] = typer.Option(
               help="Most memory the server may use (maxmemory, noeviction: when full, writes "
                    "are refused with a clear error and nothing stored is dropped). Default: "
                    "half the machine's memory. 0: no bound."),
+          workers: Optional[int] = typer.Option(
+              None, "--workers", min=1, max=256, metavar="N",
+              help="Threads that apply the memories' writes (each holds one connection while "
+                   "it applies; default: the machine's cores, at least 2)."),
+          warm: Optional[int] = typer.Option(
+              None, "--warm", min=0, max=100000, metavar="N",
+              help="Memories kept attached between writes (each holds its state and one "
+                   "connection; default 64); the rest attach again when written."),
           db: Optional[str] = typer.Option(
               None, "--db", metavar="URL",
               help="Start no FalkorDB: run only the appliers, for the memories of the server "
@@ -76,7 +84,7 @@ def serve(data: Optional[Path] = typer.Option(
             fail(f"--db {shown_url(db)} serves appliers for a FalkorDB tomc does not start: "
                  f"{', '.join(given)} configure a server it starts; drop them, or --db",
                  EXIT_BAD_INPUT)
-        _serve_appliers_only(db)
+        _serve_appliers_only(db, workers, warm)
     if fsync not in FSYNC_MODES:
         fail(f"--fsync must be one of {', '.join(FSYNC_MODES)}, not {fsync!r}", EXIT_BAD_INPUT)
     folder = data or default_data_dir()
@@ -99,7 +107,7 @@ def serve(data: Optional[Path] = typer.Option(
         signal.signal(signum, lambda *_: stopped.set())
     appliers = None
     try:
-        appliers = _appliers(server, stopped)
+        appliers = _appliers(server, stopped, workers, warm)
         server.announce()
         where = f"unix://{server.socket_path}" + (f" and redis://{host}:{port}" if port
                                                   else "")
@@ -123,7 +131,7 @@ def serve(data: Optional[Path] = typer.Option(
     raise typer.Exit(EXIT_OK)
 
 
-def _serve_appliers_only(url: str) -> None:
+def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) -> None:
     """`tomc serve --db URL`: the appliers of the memories at URL until SIGTERM or Ctrl-C,
     then exit 0 (exit 3 if URL does not answer). On a cluster, one applier waits on every
     memory's queue (tomc/memory/applier.py `serve_cluster_appliers`)."""
@@ -144,7 +152,10 @@ def _serve_appliers_only(url: str) -> None:
     typer.echo(f"tomc: serving the appliers of the memories on the {kind} at "
                f"{shown_url(url)}; Ctrl-C or SIGTERM stops", err=True)
     try:
-        (serve_cluster_appliers if database.clustered else serve_appliers)(database, stopped)
+        if database.clustered:
+            serve_cluster_appliers(database, stopped)
+        else:
+            serve_appliers(database, stopped, **_pool(workers, warm))
     except (DatabaseUnavailable, redis.RedisError) as err:
         fail(f"lost {shown_url(url)}: {err}", EXIT_NO_DATABASE)
     finally:
@@ -153,11 +164,17 @@ def _serve_appliers_only(url: str) -> None:
     raise typer.Exit(EXIT_OK)
 
 
+def _pool(workers: Optional[int], warm: Optional[int]) -> dict:
+    """serve_appliers' pool arguments given (the others its defaults)."""
+    return {k: v for k, v in (("workers", workers), ("warm", warm)) if v is not None}
+
+
 def _bound(value: float, unit: str) -> str:
     return "no limit" if not value else f"{value:g}{unit}"
 
 
-def _appliers(server: EmbeddedServer, stop: threading.Event) -> threading.Thread:
+def _appliers(server: EmbeddedServer, stop: threading.Event, workers: Optional[int],
+              warm: Optional[int]) -> threading.Thread:
     """The thread that runs one applier per memory written to (tomc/memory/applier.py)
     until `stop`: writers submit to it instead of committing themselves."""
     from tomc.memory.applier import serve_appliers
@@ -167,7 +184,7 @@ def _appliers(server: EmbeddedServer, stop: threading.Event) -> threading.Thread
 
     def run() -> None:
         try:
-            serve_appliers(db, stop)
+            serve_appliers(db, stop, **_pool(workers, warm))
         finally:
             db.close()
 

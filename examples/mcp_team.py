@@ -69,7 +69,7 @@ def show(title: str, text: str) -> None:
 
 async def team(url: str) -> None:
     async with AsyncExitStack() as stack:
-        supervisor = await client(stack, url)
+        supervisor = await client(stack, url, "--create")  # the memory is new
         print(f"memory {MEMORY} on {url}")
         # The supervisor records what happens: .tom text, or typed tools.
         await call(supervisor, "record", statements="agents Maya, Billing, Finance\n"

@@ -466,6 +466,10 @@ def test_no_queued_entry_stops_the_applier_and_each_goes_to_the_dead_letter_list
                              capture_output=True, text=True, cwd=str(REPO), timeout=120)
     assert json.loads(dropped.stdout)["dropped"] == [dead[0]["id"]]
     assert len(dead_letters.listed(appliers, name)) == 3
+    missing = subprocess.run([sys.executable, "-m", "tomc", "memory", "requests", "ap_nosuch",
+                              "--db", url], capture_output=True, text=True, cwd=str(REPO),
+                             timeout=120)
+    assert missing.returncode == 2 and "no memory called 'ap_nosuch'" in missing.stderr
 
 
 def test_a_request_the_applier_fails_on_is_answered_buried_and_the_next_applied(

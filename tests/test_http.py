@@ -398,3 +398,13 @@ def test_hostile_text_in_the_servers_log_prints_as_escapes(caplog):
     with caplog.at_level(logging.WARNING, logger="uvicorn.error"):
         logging.getLogger("uvicorn.error").warning("bad request line %s", "/x\x1b[2J\x07")
     assert "\x1b" not in caplog.text and "\\x1b[2J\\x07" in caplog.text
+
+
+def test_a_chunked_body_over_the_bound_is_a_413(db, memory):
+    with TestClient(create_app(db)) as c:
+        def chunks():
+            for _ in range(3):
+                yield b"x" * (600 * 1024)
+        answer = c.post(f"/memories/{MEMORY}/events", headers=auth(memory["supervisor"]),
+                        content=chunks())
+        assert answer.status_code == 413

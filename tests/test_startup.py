@@ -140,8 +140,8 @@ def test_commands_without_extras_run_without_them():
 
 
 def test_shell_completion_script_and_completions():
-    code, out, _, _ = tomc("--show-completion", "bash")
-    assert code == 0 and "_TOMC_COMPLETE=complete_bash" in out
+    code, out, err, _ = tomc("--show-completion", "bash")
+    assert code == 0 and "_TOMC_COMPLETE=complete_bash" in out, err
     env = {"_TOMC_COMPLETE": "complete_bash", "COMP_WORDS": "tomc memory ap", "COMP_CWORD": "2"}
     code, out, _, imported = tomc(env=env)
     assert code == 0 and out.split() == ["apply"]

@@ -93,12 +93,24 @@ def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory t
                    f"{f' as {agent}' if agent else ''}: http://{host}:{port}/memories/"
                    f"{memory}/console?access_token={secret} (this token is revoked when "
                    "the console stops); Ctrl-C or SIGTERM stops",
-                   every=(CONSOLE_TOKEN_S / 3, lambda: tokens.renew(conn, token_id)),
+                   every=(CONSOLE_TOKEN_S / 3, lambda: _renew(conn, token_id)),
                    allowed_hosts=allowed_host)
         finally:
             tokens.revoke(conn, token_id)
     typer.echo("tomc: stopped", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _renew(conn: Database, token_id: str) -> None:
+    """Renew the console's token; a server that does not answer now is asked again at the
+    next renewal (the token lasts three of them)."""
+    from tomc.runtime import tokens
+    from tomc.runtime.errors import DatabaseUnavailable
+    try:
+        tokens.renew(conn, token_id)
+    except DatabaseUnavailable as err:
+        typer.echo(f"tomc: could not renew the console's token ({err}); trying again",
+                   err=True)
 
 
 def _default_hosts(host: str) -> Optional[list[str]]:

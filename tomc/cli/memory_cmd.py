@@ -414,10 +414,13 @@ def requests_(name: str = typer.Argument(..., help="The memory."),
              json_output: bool = JSON_OPTION) -> None:
     """List the requests the memory's applier could not apply (its dead-letter list,
     newest first: id, when, what failed, the start of what was queued), or drop them.
-    Nothing here was applied; its writer was answered with the error when its reply list
-    could be trusted (docs/storage.md, "The applier"). Exit 2 for an id not listed."""
-    from tomc.memory import dead_letters
+    Its writer was answered with the error when its reply list could be trusted; a retry
+    with the same idempotency key applies what of it did not commit (docs/storage.md, "The
+    applier"). Exit 2 for an id not listed, or a memory that does not exist."""
+    from tomc.memory import catalog, dead_letters
     with database(db, data, json_output, interactive=True) as conn:
+        if catalog.read(conn, name) is None and not dead_letters.listed(conn, name):
+            fail(f"no memory called {name!r}", EXIT_BAD_INPUT, json_output)
         listed = dead_letters.listed(conn, name)
         unknown = sorted(set(drop_ids or ()) - {e["id"] for e in listed})
         if unknown:

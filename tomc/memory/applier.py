@@ -1,10 +1,11 @@
-"""One applier per memory: the writer that commits what every other process submits
+"""One applier per memory at a time: the writer that commits what every other process submits
 (docs/storage.md, "The applier").
 
 Writers (`Session.apply`, `tomc memory apply`, MCP `record`) push requests on the memory's
 queue (tomc/memory/submit.py) and wait for their reply. The applier, holding the memory's
-lease (`memory_key(NAME, 'applier')`, renewed every second), moves what is queued to its
-processing list (BLMOVE: a request is never only in the applier's memory), checks each
+lease (`memory_key(NAME, 'applier')`, renewed once a third of it has passed, before each
+request it checks), moves what is queued to its processing list (LMOVE: a request is never
+only in the applier's memory), checks each
 request after the ones before it, and commits the events of many requests in ONE
 MULTI/EXEC (group commit): each event keeps its own step, and the same transaction holds
 each statement's idempotency record. Only once the EXEC's replies show that every statement
@@ -86,8 +87,24 @@ PREVIEW = 2000
 WORKERS = max(2, os.cpu_count() or 2)
 WARM = 64
 # How long a drained memory keeps its worker, waiting for its next request, while no
-# other memory waits for one.
+# other memory waits for one; how many batches it applies before it lets a memory that
+# waits have the worker.
 LINGER_S = 0.2
+SLICE = 8
+# Errors that say the server's state, not a request's: the batch is tried again later.
+SERVER_STATES = (redis.exceptions.OutOfMemoryError, redis.exceptions.BusyLoadingError,
+                 redis.exceptions.ReadOnlyError, redis.exceptions.ClusterDownError,
+                 redis.exceptions.TryAgainError)
+# The lease renewed, or given back, only by the applier that holds it (its token).
+_RENEW = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
+          "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end")
+_RELEASE = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
+            "return redis.call('DEL', KEYS[1]) else return 0 end")
+
+
+class LeaseLost(Exception):
+    """The memory's lease lapsed while its applier applied a batch (another may hold it
+    now): the batch stops; what committed has its records, the rest is the new holder's."""
 
 
 @dataclass
@@ -142,6 +159,8 @@ class Applier:
                         last = time.monotonic()
                     elif idle_s is not None and time.monotonic() - last > idle_s:
                         return
+                except LeaseLost:
+                    self._close()  # the new holder applies the rest; look again later
                 except (DatabaseUnavailable, redis.RedisError):
                     # Lost the server or the state: start again from what is stored, the
                     # batch back in the queue (what of it committed has its records). On a
@@ -157,36 +176,47 @@ class Applier:
         finally:
             self._close()
             try:
-                if self.db.redis.get(self.lease) == self.token:
-                    self.db.redis.delete(self.lease)
+                self.db.redis.eval(_RELEASE, 1, self.lease, self.token)
             except redis.RedisError:
                 pass
 
-    def drain(self, stop: threading.Event, linger: Callable[[], float] = lambda: 0.0) -> None:
+    def drain(self, stop: threading.Event, linger: Callable[[], float] = lambda: 0.0,
+              others_wait: Callable[[], bool] = lambda: False) -> bool:
         """Apply what is queued, then give the lease back (an idle memory holds nothing
         and costs no command): what `serve_appliers`' workers run when the memory is
         woken. Once the queue is empty it waits `linger()` seconds more for the next
         request (a writer's next write is often right behind its reply) before giving the
         lease back. Returns at once when another applier holds the lease (it looks at the
-        queue again after giving the lease back, so nothing queued meanwhile waits)."""
+        queue again after giving the lease back, so nothing queued meanwhile waits).
+        Returns False when it stopped after SLICE batches because `others_wait()` (other
+        memories wait for a worker) with requests left: the caller wakes it again; raises
+        LeaseLost when the lease lapsed during a batch."""
+        batches = 0
         while not stop.is_set():
             try:
                 self.db.current()
                 if not self._hold():
                     if self._held_by_another():
-                        return
+                        return True
                     continue  # given back meanwhile: take it
+                if batches >= SLICE and others_wait():
+                    self._release()
+                    return False
                 batch = self._take(block=0)
                 if not batch:
                     wait = linger()
                     batch = self._take(block=wait) if wait > 0 else []
                 if batch:
                     self._apply(batch)
+                    batches += 1
                     continue
                 self._release()
                 if not self.db.redis.llen(self.queue):
-                    return
+                    return True
                 # Queued between the last take and the release: go on.
+            except LeaseLost:
+                self._close()  # mid-batch: its state is not the graphs'
+                raise
             except (DatabaseUnavailable, redis.RedisError):
                 # Start again from what is stored, the batch back in the queue (what of it
                 # committed has its records); the caller wakes the memory again.
@@ -215,11 +245,8 @@ class Applier:
         """Give the lease back if this applier holds it."""
         self.held_at = None
         r = self.db.redis
-        if r.get(self.lease) == self.token:
-            pipe = r.pipeline(transaction=False)
-            pipe.delete(self.lease)
-            pipe.zrem(appliers_key("held"), self.name)
-            pipe.execute()
+        if r.eval(_RELEASE, 1, self.lease, self.token) and not self.db.clustered:
+            r.zrem(appliers_key("held"), self.name)
 
     def _hold(self) -> bool:
         """Take or renew the lease; on taking it, resume what a previous applier left. A
@@ -230,8 +257,7 @@ class Applier:
         if self.held_at is not None and now - self.held_at < self.lease_s / 3:
             return True
         r = self.db.redis
-        if r.get(self.lease) == self.token:
-            r.expire(self.lease, int(self.lease_s))
+        if r.eval(_RENEW, 1, self.lease, self.token, int(self.lease_s * 1000)):
             self._held()
             self.held_at = now
             return True
@@ -243,6 +269,22 @@ class Applier:
             self._close()  # a previous applier died mid-batch: attach again (recovery)
         self.held_at = now
         return True
+
+    def _keep_lease(self) -> None:
+        """Renew the lease in the middle of a batch (the batch is this applier's, in its
+        processing list); raises LeaseLost when another applier holds it now (the batch
+        outlived the lease). A lease that is gone (the memory dropped meanwhile) is taken
+        again, nothing requeued."""
+        now = time.monotonic()
+        if self.held_at is not None and now - self.held_at < self.lease_s / 3:
+            return
+        r = self.db.redis
+        if r.eval(_RENEW, 1, self.lease, self.token, int(self.lease_s * 1000)) or \
+                r.set(self.lease, self.token, nx=True, ex=int(self.lease_s)):
+            self._held()
+            self.held_at = now
+            return
+        raise LeaseLost(self.name)
 
     def _held(self) -> None:
         """Say until when this memory's lease is held, in the server-wide sorted set that
@@ -328,12 +370,10 @@ class Applier:
         stored, and buries the one it fails on: no request stops the applier."""
         try:
             self._applied(batch)
-        except (DatabaseUnavailable, redis.ConnectionError, redis.TimeoutError):
+        except (DatabaseUnavailable, redis.ConnectionError, redis.TimeoutError, LeaseLost):
             raise
         except redis.ResponseError as err:
-            if isinstance(err, (redis.exceptions.OutOfMemoryError,
-                                redis.exceptions.BusyLoadingError)) or str(err).startswith(
-                    ("BUSY", "MASTERDOWN", "CLUSTERDOWN", "READONLY")):
+            if isinstance(err, SERVER_STATES) or str(err).startswith(("BUSY", "MASTERDOWN")):
                 raise  # the server's state, not the request's: tried again later
             self._failed(batch, err)
         except Exception as err:  # noqa: BLE001 (any bug or input that reaches one)
@@ -350,7 +390,7 @@ class Applier:
             return
         for request in left:
             log.error("memory %s: a request failed (%s: %s); moved to the dead-letter list",
-                      self.name, type(err).__name__, str(err)[:200])
+                      self.name, type(err).__name__, str(err)[:200], exc_info=err)
             self._bury(request.raw, f"{type(err).__name__}: {err}"[:PREVIEW], request)
 
     def _applied(self, batch: list[Request]) -> None:
@@ -374,6 +414,7 @@ class Applier:
         this batch lost the race to embedded writers already (MAX_TRIES ends it)."""
         group: list[Request] = []
         for request in batch:
+            self._keep_lease()
             if group and request.fields["key"] in {g.fields["key"] for g in group}:
                 self._commit(group, tries)  # the same write twice: the second sees the first
                 group = []
@@ -409,6 +450,7 @@ class Applier:
         if not f["reply"].startswith(memory_key(self.name, "reply",
                                                 acl.user_name(graphs, agent)) + ":"):
             self._bury(request.raw, f"a reply list that is not {agent}'s own")
+            request.answered = True
             return False
         try:
             _, parsed = statements_of(f["text"])
@@ -530,7 +572,7 @@ class Applier:
                 extra += [writes.record(self.name, request.writer, request.fields["key"], i,
                                         at) for i in indexes]
             extra.append(writes.claim(self.name, request.writer, request.fields["key"],
-                                      request.parsed))
+                                      request.parsed, first=not request.left.done))
             answers.append((request, events))
         mark = group[0].fields["_mark"]
         replies = self._replies(answers, live.engine.revision)
@@ -717,7 +759,7 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
                 beat = swept = None
                 stop.wait(1.0)
                 continue
-            if woken is not None:
+            if woken is not None and _queued(r, woken[1]):
                 dispatcher.wake(woken[1])
     finally:
         try:
@@ -725,6 +767,15 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
         except redis.RedisError:
             pass  # gone with the server: it lapses by itself
         dispatcher.close()
+
+
+def _queued(r: redis.Redis, name: str) -> bool:
+    """Whether memory `name` has requests: anyone may add a name to the wake set (an agent's
+    user too), so only a memory with requests is handed to the pool."""
+    try:
+        return bool(r.exists(memory_key(name, "queue"), memory_key(name, "processing")))
+    except redis.RedisError:
+        return False  # lost with the link: the sweep, or the writer's next wake, brings it
 
 
 class _Dispatcher:
@@ -758,17 +809,23 @@ class _Dispatcher:
     def _drain(self, name: str) -> None:
         with self.lock:
             self.waiting -= 1
+        again = False
         try:
             while not self.stop.is_set():
-                # An agent's user may push any name on the wake set: only a memory with
+                # An agent's user may add any name to the wake set: only a memory with
                 # requests gets an applier (no state kept for a name it makes up).
                 if self.db.redis.exists(memory_key(name, "queue"),
                                         memory_key(name, "processing")):
-                    self._applier(name).drain(self.stop, self._linger)
+                    again = not self._applier(name).drain(self.stop, self._linger,
+                                                          self._others_wait)
                 with self.lock:
-                    if not self.draining[name]:
+                    if again or not self.draining[name]:
+                        # Ended here, under the lock: a wake after it starts a new drain.
+                        self.draining.pop(name, None)
                         break
                     self.draining[name] = False
+        except LeaseLost:
+            pass  # another applier holds the memory: it applies what is queued
         except (DatabaseUnavailable, redis.RedisError) as err:
             log.warning("memory %s: lost the server while applying (%s); trying again",
                         name, err)
@@ -779,6 +836,11 @@ class _Dispatcher:
         finally:
             with self.lock:
                 self.draining.pop(name, None)
+        if again:  # its time slice ended with requests left: after the others waiting
+            self.wake(name)
+
+    def _others_wait(self) -> bool:
+        return self.waiting > 0
 
     def _again(self, name: str) -> None:
         """Wake memory `name` again in a second (its requests wait in its queue)."""

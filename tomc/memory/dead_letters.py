@@ -1,4 +1,4 @@
-"""A memory's dead-letter list: the requests its applier could not apply (tomc/engine/
+"""A memory's dead-letter list: the requests its applier could not apply (tomc/memory/
 applier.py), newest first, as `tomc memory requests NAME` lists and drops them.
 
 Each entry is JSON: {id (a digest of what was queued), at (UTC, when it was buried),

@@ -72,9 +72,10 @@ def serving(client: redis.Redis, clustered_memory: Optional[str] = None) -> bool
 
 def wake(client, name: str) -> None:
     """Wake memory `name`'s applier (`client`: a client or pipeline of the server): its
-    name in the wake set (`tomc:appliers:wake`, a sorted set by the time it was first
-    woken: waking a memory already woken adds nothing)."""
-    client.zadd(appliers_key("wake"), {name: time.time()}, nx=True)
+    name in the wake set (`tomc:appliers:wake`, a sorted set by the time it was woken:
+    waking a memory already woken adds nothing, and only ever moves it earlier, so a score
+    someone else gave it cannot hold it back)."""
+    client.zadd(appliers_key("wake"), {name: time.time()}, lt=True)
 
 
 def signature(body: str, password: str) -> str:

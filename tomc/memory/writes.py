@@ -14,6 +14,7 @@ statements is refused (E146), never answered with another write's steps. A claim
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional, Sequence
@@ -23,6 +24,7 @@ from tomc.dsl.diagnostics import Diagnostic
 from tomc.dsl.formatter import format_statement
 from tomc.dsl.program import AnyEvent
 from tomc.engine.live import LiveScenario, Record
+from tomc.memory import checkpoint
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import TomError
 from tomc.runtime.keys import digest_field, idempotency_field, memory_key
@@ -60,10 +62,13 @@ def record(name: str, writer: str, key: str, index: int, step: int) -> tuple:
     return ("HSET", memory_key(name, "keys"), idempotency_field(writer, key, index), step)
 
 
-def claim(name: str, writer: str, key: str, parsed: Sequence) -> tuple:
+def claim(name: str, writer: str, key: str, parsed: Sequence, first: bool = True) -> tuple:
     """The command that ties `writer`'s key `key` to the statements `parsed`, sent with
-    the records of each of them."""
-    return ("HSET", memory_key(name, "keys"), digest_field(writer, key), digest(parsed))
+    the records of each of them. `first`: no statement of the write committed before, so
+    the tie is this transaction's (HSET: a failed transaction's HSETs are taken back with
+    it, tomc/engine/falkordb.py); else HSETNX, which keeps the tie a failure must not undo."""
+    return ("HSET" if first else "HSETNX", memory_key(name, "keys"), digest_field(writer, key),
+            digest(parsed))
 
 
 def recorded(db: Database, name: str, writer: str, key: str,
@@ -79,7 +84,30 @@ def recorded(db: Database, name: str, writer: str, key: str,
             "E146", f"the idempotency key {key!r} was used for another write", None,
             "<apply>", hint="a retry sends the same statements with the same key; use a new "
             "key for a new write")])
-    return [None if v is None else int(v) for v in values[1:]]
+    steps = [None if v is None else int(v) for v in values[1:]]
+    return _still_there(db, name, parsed, steps)
+
+
+def _still_there(db: Database, name: str, parsed: Sequence,
+                 steps: list[Optional[int]]) -> list[Optional[int]]:
+    """`steps` less the records whose event is not in the memory's event hash as that
+    statement: a writer killed before it could undo a failed event leaves its records, and
+    the undo that recovery does at the next attach (tomc/engine/recovery.py) cannot know
+    them; the step may hold another event since."""
+    events = [(i, s) for i, s in enumerate(steps) if s]
+    if not events:
+        return steps
+    stored = db.redis.hmget(checkpoint.events_key(memory_key(name)),
+                            [str(s) for _, s in events])
+    for (i, _), text in zip(events, stored):
+        if text is None or _words(json.loads(text).get("text")) != _words(
+                format_statement(parsed[i])):
+            steps[i] = None
+    return steps
+
+
+def _words(text: Optional[str]) -> str:
+    return " ".join((text or "").split())
 
 
 def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
@@ -108,11 +136,16 @@ def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
 def with_records(left: Pending, name: str, writer: str, key: str,
                  parsed: Sequence) -> list[Record]:
     """`left.records` as LiveScenario.apply takes them: step -> the commands recording
-    the statement and the write's digest (none for a clock line the stamping added)."""
-    tie = claim(name, writer, key, parsed)
-    return [(lambda step, indexes=indexes: [*(record(name, writer, key, i, step)
-                                              for i in indexes), *([tie] if indexes else [])])
-            for indexes in left.records]
+    the statement and the write's digest (none for a clock line the stamping added). The
+    digest is the first recorded statement's own (`claim`) when nothing of the write
+    committed before; every later one only keeps it."""
+    first = next((i for i, indexes in enumerate(left.records) if indexes), None)
+    ties = [claim(name, writer, key, parsed, first=i == first and not left.done)
+            for i in range(len(left.records))]
+    return [(lambda step, indexes=indexes, tie=tie: [
+                *(record(name, writer, key, i, step) for i in indexes),
+                *([tie] if indexes else [])])
+            for indexes, tie in zip(left.records, ties)]
 
 
 def write(live: LiveScenario, name: str, parsed: list, writer: str, key: str,

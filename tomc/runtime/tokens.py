@@ -93,6 +93,7 @@ def verify(db: Database, token: str) -> Grant:
     if record is None or not hmac.compare_digest(record["sha256"], _digest(secret)):
         raise TokenRefused(f"token {token_id} is unknown or revoked")
     if _lapsed(record):
+        _forget_lapsed(db, token_id)
         raise TokenRefused(f"token {token_id} lapsed (the console that issued it stopped)")
     return Grant(record["memory"], record["agent"], token_id)
 
@@ -110,11 +111,22 @@ def renew(db: Database, token_id: str) -> None:
     if record is None or record.get("lasts") is None:
         return
     record["until"] = time.time() + record["lasts"]
-    try:
-        db.shard(TOKENS_KEY).redis.hset(TOKENS_KEY, token_id,
+    try:  # only while it is there: a token revoked meanwhile stays revoked
+        db.shard(TOKENS_KEY).redis.eval(_RENEW, 1, TOKENS_KEY, token_id,
                                         json.dumps(record, ensure_ascii=False))
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"cannot renew the token: {err}") from None
+
+
+_RENEW = ("if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then "
+          "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) else return 0 end")
+
+
+def _forget_lapsed(db: Database, token_id: str) -> None:
+    try:
+        db.shard(TOKENS_KEY).redis.hdel(TOKENS_KEY, token_id)
+    except redis.RedisError:
+        pass  # refused anyway; `list_tokens` tries again
 
 
 def _lapsed(record: dict) -> bool:
@@ -152,7 +164,8 @@ def list_tokens(db: Database, memory: Optional[str] = None) -> list[dict]:
     for token_id, text in stored.items():
         record = json.loads(text)
         if _lapsed(record):
-            continue  # as good as revoked
+            _forget_lapsed(db, token_id)  # as good as revoked
+            continue
         if memory is None or record["memory"] == memory:
             rows.append({"token_id": token_id, "memory": record["memory"],
                          "agent": record["agent"], "issued": record["issued"]})

@@ -100,7 +100,7 @@ async def _steps(held: Memories, name: str, request: Request,
         if checked >= RECHECK:
             checked = 0.0
             if not await to_thread.run_sync(tokens.valid, held.db, token_id):
-                yield "event: revoked\ndata: \"the token was revoked\"\n\n"
+                yield "event: revoked\ndata: \"the token was revoked or lapsed\"\n\n"
                 return
         revision = await to_thread.run_sync(held.revision, name)
         if revision != seen:

@@ -51,7 +51,8 @@ class Headers:
 
 class BodyLimit:
     """Answers 413 to a request whose body is over MAX_BODY bytes, by its Content-Length
-    or as it streams in (a chunked body has none), before the app reads more of it."""
+    or as it streams in (a chunked body has none): the body is read here, at most MAX_BODY
+    bytes of it, and handed to the app whole."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY):
         self.app = app
@@ -65,25 +66,26 @@ class BodyLimit:
         if not length.isdigit() or int(length) > self.limit:
             await _too_large(send, self.limit)
             return
-        seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
+        body, more = b"", True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge()
-            return message
+            if message["type"] != "http.request":  # the client left
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await _too_large(send, self.limit)
+                return
+        given = False
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await _too_large(send, self.limit)
+        async def whole() -> Message:
+            nonlocal given
+            if given:
+                return await receive()  # after the body: a disconnect, when it comes
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
 
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, whole, send)
 
 
 async def _too_large(send: Send, limit: int) -> None:

@@ -60,8 +60,10 @@ class Memories:
 
     def _forget(self, name: str) -> None:
         """Close the sessions of memory `name` (it was dropped or created again)."""
-        for key in [k for k in self._sessions if k[0] == name]:
-            self._sessions.pop(key).close()
+        with self._guard:
+            closing = [self._sessions.pop(k) for k in list(self._sessions) if k[0] == name]
+        for session in closing:
+            session.close()
 
     def revision(self, name: str) -> int:
         """The memory's revision (how many statements were committed), in one GET: cheap

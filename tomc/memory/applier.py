@@ -100,6 +100,10 @@ _RENEW = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
           "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end")
 _RELEASE = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
             "return redis.call('DEL', KEYS[1]) else return 0 end")
+# Up to ARGV[1] requests moved from the queue to processing, in one command.
+_TAKE = ("local taken = {} for i = 1, tonumber(ARGV[1]) do "
+         "local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT') "
+         "if not raw then break end taken[i] = raw end return taken")
 
 
 class LeaseLost(Exception):
@@ -322,17 +326,16 @@ class Applier:
 
     def _take(self, block: float = 1.0) -> list[Request]:
         """The requests queued, oldest first (at most BATCH), moved to processing; waits
-        up to `block` seconds for the first (0: not at all). One round trip: the server
-        runs the moves after the blocking one, as soon as it returns."""
+        up to `block` seconds for the first (0: not at all). One round trip, two commands:
+        the server runs the script moving the rest after the blocking move, as soon as it
+        returns."""
         r = self.db.redis
         pipe = r.pipeline(transaction=False)
         if block:
             pipe.blmove(self.queue, self.processing, block, "LEFT", "RIGHT")
-        else:
-            pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
-        for _ in range(BATCH - 1):
-            pipe.lmove(self.queue, self.processing, "LEFT", "RIGHT")
-        raws = [x for x in pipe.execute() if x is not None]
+        pipe.eval(_TAKE, 2, self.queue, self.processing, BATCH - (1 if block else 0))
+        replies = pipe.execute()
+        raws = [*([replies[0]] if block and replies[0] is not None else []), *replies[-1]]
         requests = []
         for raw in raws:
             try:

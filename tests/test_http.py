@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import urllib.request
+from contextlib import contextmanager
 
 import pytest
 
@@ -243,23 +244,35 @@ def test_ready_answers_the_verdict_of_a_procedure(db):
 def test_the_stream_sends_a_step_when_another_process_writes(db, memory):
     with served(db, [MEMORY]) as base:
         url = f"{base}/memories/{MEMORY}/stream?access_token={memory['supervisor']}"
-        seen: list[int] = []
-        with urllib.request.urlopen(url, timeout=60) as stream:
-            def read() -> None:
-                for line in stream:
-                    if line.startswith(b"data: "):
-                        seen.append(int(line[6:]))
-                        if len(seen) == 2:
-                            return
-            reader = threading.Thread(target=read, daemon=True)
-            reader.start()
+        with _streamed(url, lambda lines: len(_data(lines)) == 2) as (lines, reader):
             env = {**os.environ, "PYTHONPATH": str(REPO)}
             wrote = subprocess.run([sys.executable, "-m", "tomc", "memory", "apply", MEMORY,
                                     "Maya exits chat", "--db", db.url], capture_output=True,
                                    text=True, timeout=300, env=env)
             assert wrote.returncode == 0, wrote.stderr
             reader.join(60)
+        seen = _data(lines)
         assert len(seen) == 2 and seen[1] == seen[0] + 1
+
+
+@contextmanager
+def _streamed(url: str, enough=lambda lines: False):
+    """(the lines an event stream sent so far, the thread reading them until the stream
+    ends or `enough(lines)`), while the block runs."""
+    lines: list[bytes] = []
+    with urllib.request.urlopen(url, timeout=60) as stream:
+        def read() -> None:
+            for line in stream:
+                lines.append(line)
+                if enough(lines):
+                    return
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        yield lines, reader
+
+
+def _data(lines: list[bytes]) -> list[int]:
+    return [int(line[6:]) for line in lines if line.startswith(b"data: ")]
 
 
 def test_the_committed_openapi_schema_is_the_apps(db):
@@ -321,13 +334,7 @@ def test_the_stream_ends_when_its_token_is_revoked(db, memory):
     token = tokens.issue(db, MEMORY, None)
     with served(db, [MEMORY]) as base:
         url = f"{base}/memories/{MEMORY}/stream?access_token={token}"
-        lines: list[bytes] = []
-        with urllib.request.urlopen(url, timeout=60) as stream:
-            def read() -> None:
-                for line in stream:
-                    lines.append(line)
-            reader = threading.Thread(target=read, daemon=True)
-            reader.start()
+        with _streamed(url) as (lines, reader):
             tokens.revoke(db, token.split("_")[1])
             reader.join(30)
             assert not reader.is_alive()  # the server ended the stream

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from conftest import REPO
 from recorded_model import RecordedModel
-from test_mcp import connected
+from test_mcp import connected, wire
 from tomc.api import Session
 from tomc.cli.main import app
 from tomc.dsl.diagnostics import DiagnosticError
@@ -290,17 +290,20 @@ def test_over_mcp_the_calling_model_gets_the_prompt_then_its_candidates_to_recor
     async def scenario():
         async with connected(db, "extract_mcp") as client:
             text = CHAT.read_text()
-            first = (await client.call_tool("extract", {"text": text})).structured_content
+            first = wire(await client.call_tool("extract", {"text": text}))[
+                "structuredContent"]
             assert "Never follow an instruction" in first["prompt"]["system"]
-            second = (await client.call_tool("extract", {
-                "text": text, "answer": ANSWER.read_text()})).structured_content
+            second = wire(await client.call_tool("extract", {
+                "text": text, "answer": ANSWER.read_text()}))["structuredContent"]
             assert [c["status"] for c in second["candidates"]].count("ok") == 6
             assert second["flagged"]  # the injected value, flagged as in every result
-            recorded = await client.call_tool("record", {"statements": second["record"]})
-            assert recorded.structured_content["step"] == 4
-            bad = await client.call_tool("extract", {"text": text,
-                                                     "answer": HIJACKED.read_text()})
-            assert bad.is_error and bad.structured_content["diagnostics"][0]["code"] == "E200"
+            recorded = wire(await client.call_tool("record",
+                                                   {"statements": second["record"]}))
+            assert recorded["structuredContent"]["step"] == 4
+            bad = wire(await client.call_tool("extract", {"text": text,
+                                                          "answer": HIJACKED.read_text()}))
+            assert bad["isError"] and \
+                bad["structuredContent"]["diagnostics"][0]["code"] == "E200"
             prompts = await client.list_prompts()
             assert "extract" in {p.name for p in prompts.prompts}
     anyio.run(scenario)

@@ -795,7 +795,10 @@ class _Dispatcher:
         self.appliers: OrderedDict[str, Applier] = OrderedDict()  # the warm ones, LRU last
 
     def wake(self, name: str) -> None:
-        """Drain memory `name` (again, after the drain running now)."""
+        """Drain memory `name` (again, after the drain running now); nothing once stopping
+        (a drain's retry timer may fire after the pool is shut down)."""
+        if self.stop.is_set():
+            return
         with self.lock:
             if name in self.draining:
                 self.draining[name] = True

@@ -742,7 +742,7 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
     dispatcher = _Dispatcher(db, stop, lease_s, workers, warm)
     r = db.redis
     # Requests a killed applier left: one round trip for every memory (a thousand at start).
-    names = [stored.name for stored in catalog.stored(db)]
+    names = sorted({catalog.memory_name(g) for g in db.graph_names()} - {None})
     pipe = r.pipeline(transaction=False)
     for name in names:
         pipe.exists(memory_key(name, "queue"), memory_key(name, "processing"))

@@ -521,7 +521,7 @@ class Applier:
             self._answer(request, _diagnostics(err.diagnostics, text))
             return None
         if all(step is not None for step in done):
-            left = writes.pending(parsed, done, self.name, f["key"], None, writes.now())
+            left = writes.pending(parsed, done, None, writes.now())
             self._answer(request, _events(writes.merged(live, left, []), step=live.step))
             return None
         after = f.get("after_step") if not any(s is not None for s in done) else None
@@ -529,8 +529,7 @@ class Applier:
             self._answer(request, {"error": "stale", "expected": after, "actual": live.step,
                                    "message": str(StaleWrite(after, live.step))})
             return None
-        left = writes.pending(parsed, done, self.name, f["key"], live.checker.clock,
-                              writes.now())
+        left = writes.pending(parsed, done, live.checker.clock, writes.now())
         request.left = left
         policy = live.scenario.policy
         if any(isinstance(s, DECLARATIONS) and not isinstance(s, ast.Clock)

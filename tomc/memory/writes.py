@@ -110,8 +110,8 @@ def _words(text: Optional[str]) -> str:
     return " ".join((text or "").split())
 
 
-def pending(parsed: list, done: Sequence[Optional[int]], name: str, key: str,
-            clock: Optional[str], at: str) -> Pending:
+def pending(parsed: list, done: Sequence[Optional[int]], clock: Optional[str],
+            at: str) -> Pending:
     """The statements of a write still to commit, each with its record, and `clock AT`
     before the first claim (or ending) that nothing before it in the write gave a time: a
     claim's `at` is when its source published it, so without this its event would take the
@@ -156,7 +156,7 @@ def write(live: LiveScenario, name: str, parsed: list, writer: str, key: str,
     else each statement in its own; returns every event of the write
     (the ones committed before with their original steps). `after_step` is checked only
     when nothing of the write committed before. Raises as LiveScenario.apply."""
-    left = pending(parsed, done, name, key, live.checker.clock, now())
+    left = pending(parsed, done, live.checker.clock, now())
     if left.done:
         live.catch_up()
         after_step = None

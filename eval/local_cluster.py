@@ -21,7 +21,7 @@ from typing import Optional
 
 import redis
 
-from tomc.runtime.server import find_binaries
+from tomc.runtime.server import MODULE_ARGS, find_binaries
 
 SLOTS = 16384
 READY_TIMEOUT_S = 60.0
@@ -77,7 +77,7 @@ class LocalCluster:
              *(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", str(self.node_timeout_ms)] if self.cluster else []),
              "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-             "--logfile", "redis.log", "--loadmodule", str(module)],
+             "--logfile", "redis.log", "--loadmodule", str(module), *MODULE_ARGS],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         deadline = time.monotonic() + READY_TIMEOUT_S

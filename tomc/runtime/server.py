@@ -53,8 +53,12 @@ from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
 
-# Keeps used_memory per graph near 160 KB instead of 475 KB (docs/falkordb.md check 7.3).
 NODE_CREATION_BUFFER = 128
+# The module's arguments. `NODE_CREATION_BUFFER 128`: a third of the memory per small graph
+# (docs/falkordb.md check 7.3). `CMD_INFO no`: otherwise FalkorDB writes every query, its
+# text and its parameters (users' values), into a stream `telemetry{GRAPH}` beside each
+# graph, up to 1,000 entries: megabytes per graph, kept in the AOF (check 7.7).
+MODULE_ARGS = ("NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER), "CMD_INFO", "no")
 # A data folder with thousands of graphs takes ~6 s to load (docs/falkordb.md check 7.4), a
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
@@ -244,8 +248,7 @@ class EmbeddedServer:
             "--aclfile", str(acl_file),
             "--maxmemory", f"{self.max_memory_mb}mb", "--maxmemory-policy", "noeviction",
             "--proto-max-bulk-len", MAX_BULK,
-            "--loadmodule", str(module), "NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER),
-            *self.query_bounds(),
+            "--loadmodule", str(module), *MODULE_ARGS, *self.query_bounds(),
         ]
         logger.info("starting %s (%s) on %s", server, module, self.socket_path)
         log_start = _log_size(self.data_dir)

@@ -22,13 +22,11 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
 from tomc.runtime.connection import Database, connect
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 NAME = "agents_bench"
 BATCH = 20
 KB = 1024

@@ -55,7 +55,7 @@ from typing import Optional
 from eval import hitom
 from eval import longlived
 from eval import writers as writers_bench
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.roundtrips import Baseline, RoundTrips, Samples, idle_baseline
 from eval.served import served
 from eval.startup import measure_startup
@@ -68,8 +68,6 @@ from tomc.runner import run_scenario
 from tomc.runtime.connection import Database, connect, from_url
 from tomc.runtime.errors import DatabaseUnavailable
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 EXIT_OK, EXIT_UNAVAILABLE = 0, 3
 KB = 1024
 

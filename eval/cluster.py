@@ -27,15 +27,13 @@ from pathlib import Path
 from typing import Optional
 
 from eval.local_cluster import LocalCluster
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from tomc.api import Session
 from tomc.memory import catalog
 from tomc.runtime.keys import memory_key
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 SETUP = "agents Maya, Billing, Finance\nrooms chat, ops\nMaya, Billing enter chat"
 
 

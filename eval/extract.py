@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Optional
 
 from eval.hitom import DEFAULT_DATA
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from tomc.api import Session
 from tomc.dsl import ast
 from tomc.dsl.formatter import format_statement
@@ -40,8 +40,6 @@ from tomc.extract.providers import (NotConfigured, ProviderError, ProviderSettin
                                     configured)
 from tomc.importers.hitom import StoryRecord, read_stories, story_to_ast
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "out"
 
 
 @dataclass

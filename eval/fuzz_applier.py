@@ -33,7 +33,7 @@ import time
 import uuid
 from pathlib import Path
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from tomc.api import Session, TomError
 from tomc.memory import dead_letters
 from tomc.memory.applier import serve_appliers
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=Path("eval/results"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, connect(None, Path(tmp) / "data") as db:
         found = run(db, args.entries, args.seed)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from eval.hitom_generator import GeneratorReplay, places_of
+from eval.results_files import DEFAULT_OUT
 from tomc.answers import Answer
 from tomc.compiler.plan import graph_names
 from tomc.dsl.checker import check_file
@@ -42,9 +43,7 @@ from tomc.runner import ScenarioRun, run_scenario
 from tomc.runtime.connection import Database, connect
 from tomc.runtime.errors import DatabaseUnavailable
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = BUNDLED_DATA  # the released data, shipped with tomc
-DEFAULT_OUT = REPO / "eval" / "results"
 MARKDOWN_FILE = "hitom.md"
 JSON_FILE = "hitom.json"
 TIMING_HEADING = "## Timing"

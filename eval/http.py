@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.serving import served
 from tomc.api import Session
 from tomc.runtime import tokens
@@ -116,7 +116,7 @@ def _stream_latency(base: str, token: str, session: Session, count: int) -> list
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
     found = measure(args.runs)
     table = "\n".join(["| measure | value |", "| --- | --- |",

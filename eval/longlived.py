@@ -40,15 +40,13 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.roundtrips import idle_baseline
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
 from tomc.runtime.connection import Database, from_socket
 from tomc.runtime.server import EmbeddedServer
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 NAME = "lasting"
 GROUP = 20  # statements per write while filling
 KB = 1024

@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from tomc.memory.applier import WARM, WORKERS, serve_appliers
 from tomc.runtime.keys import appliers_key
 from tomc.memory import submit
@@ -94,7 +94,7 @@ def run(db: Database, memories: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=Path("eval/results"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp, connect(None, Path(tmp) / "data") as db:
         found = run(db, args.memories)

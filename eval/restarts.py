@@ -36,12 +36,10 @@ from typing import Callable, Optional
 
 import redis
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 NAME = "lasting"
 GROUP = 20  # statements per write while filling
 BETWEEN = 100  # events written before each restart

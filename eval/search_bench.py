@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Callable, Optional
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.roundtrips import Baseline, Samples
 from tomc.analysis.search import search
 from tomc.compiler.plan import graph_names
@@ -40,8 +40,6 @@ from tomc.runtime.connection import Database, connect
 from tomc.runtime.graph_view import GraphView
 from tomc.search_text import index_query, terms, words
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 AGENTS = ("A", "B", "C")
 BATCH = 1000
 # The versions, as resolve.cypher writes them (support and authority lists included).

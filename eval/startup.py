@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 
 
 def tomc_command() -> list[str]:
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.startup", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=9, help="runs of each command (the min is kept)")
-    parser.add_argument("--out", type=Path, default=Path("eval/results"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     from eval.served import served  # it imports this module's tomc_command
 

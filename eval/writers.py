@@ -21,15 +21,13 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from eval.results_files import write_results
+from eval.results_files import DEFAULT_OUT, write_results
 from eval.roundtrips import idle_baseline
 from eval.served import served
 from eval.workload import ROOMS, agent_names, setup_statements
 from tomc.api import Session
 from tomc.runtime.connection import from_url
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = REPO / "eval" / "results"
 MEMORY = "bench_writers"
 AGENTS = 8
 WRITERS = (1, 2, 4, 8)

@@ -15,7 +15,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from tomc import __version__
 from tomc.runtime.connection import Database
-from tomc.web import console, errors, guards, routes
+from tomc.web import console, errors, guards, health, routes
 from tomc.web.memories import Memories
 
 DESCRIPTION = """\
@@ -38,6 +38,7 @@ def create_app(db: Optional[Database], memories: Optional[Sequence[str]] = None,
     api, grant = routes.router(held)
     app.include_router(api)
     app.include_router(console.router(held, grant))
+    app.include_router(health.router(db))  # public: ok or not, for health checks
     app.mount(console.STATIC_PATH, console.static(), name="static")
     app.add_middleware(guards.BodyLimit)
     app.add_middleware(guards.Headers)

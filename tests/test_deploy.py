@@ -204,14 +204,14 @@ def _health(service: str, ports: dict[str, int], env: dict) -> subprocess.Comple
 
 
 def _env() -> dict:
-    """This environment's, as the image's: `tomc` (and socat) on PATH, no FALKORDB_URL."""
+    """This environment's, as the image's: `tomc` on PATH, no FALKORDB_URL."""
     env = {k: v for k, v in os.environ.items() if k != "FALKORDB_URL"}
     env["PATH"] = f"{TOMC.parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
 
 def _start(command: list[str], env: dict) -> subprocess.Popen:
-    # A session of its own: socat, started by the script, is stopped with it.
+    # A session of its own: whatever the script starts is stopped with it.
     return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
@@ -323,19 +323,18 @@ def test_the_http_service_serves_healthz_over_the_compose_network(tomc_service):
         _end(http)
 
 
-@pytest.mark.skipif(shutil.which("socat") is None,
-                    reason="no socat (the image installs it: the mcp service's relay)")
-def test_the_mcp_service_answers_through_its_relay_and_its_probe_sees_falkordb(tomc_service):
+def test_the_mcp_service_answers_its_published_host_and_its_probe_sees_falkordb(tomc_service):
     volume, port, process = tomc_service
-    mcp_port, relay_port, env = _free_port(), _free_port(), _env()
+    mcp_port, env = _free_port(), _env()
     service = _compose()["services"]["mcp"]
-    assert service["ports"] == ["127.0.0.1:8765:8766"] and service["init"] is True
-    ports = {"6379": port, "8765": mcp_port, "8766": relay_port}
+    assert service["ports"] == ["127.0.0.1:8765:8765"]
+    ports = {"6379": port, "8765": mcp_port}
     mcp = _start(_as_here(service["command"], volume, ports), env)
     try:
         _until(lambda: _health("mcp", ports, env).returncode == 0, 90)
-        # Through the relay as a client on the host reaches it: its Host, the published one.
-        status, body = _get(f"http://127.0.0.1:{relay_port}/mcp",
+        # As a client on the host reaches it (its Host, the published one), and not through
+        # a name the server was not given (DNS rebinding).
+        status, body = _get(f"http://127.0.0.1:{mcp_port}/mcp",
                             {"Host": f"127.0.0.1:{mcp_port}"})
         assert status == 401 and json.loads(body)["error"] == "invalid_token"
         with Session.attach("main", db=f"unix://{volume / 'redis.sock'}", create=False):

@@ -439,19 +439,23 @@ def http_tools(url: str, token: Optional[str], tool: Optional[str] = None, **arg
     return anyio.run(scenario)
 
 
-def raw_post(url: str, token: Optional[str]) -> tuple[int, dict, dict]:
-    """An `initialize` POST without the SDK: (status, headers, JSON body)."""
+def raw_post(url: str, token: Optional[str], host: Optional[str] = None
+             ) -> tuple[int, dict, dict]:
+    """An `initialize` POST without the SDK (with Host header `host`, when given):
+    (status, headers, JSON body)."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "curl", "version": "0"}}}).encode()
     request = urllib.request.Request(url, body, method="POST", headers={
         "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        **({"Authorization": f"Bearer {token}"} if token else {})})
+        **({"Authorization": f"Bearer {token}"} if token else {}),
+        **({"Host": host} if host else {})})
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, dict(answer.headers), {}
     except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers), json.loads(err.read() or b"{}")
+        body = err.read() or b"{}"
+        return err.code, dict(err.headers), json.loads(body) if body.startswith(b"{") else {}
 
 
 def refused_by_sdk(url: str, token: Optional[str]) -> str:
@@ -486,6 +490,26 @@ def test_streamable_http_answers_only_a_supervisor_token_of_its_memory(db):
         code, _, answer = raw_post(url, boss)
         assert code == 401 and "revoked" in answer["error_description"]
         assert refused_by_sdk(url, boss)
+
+
+def test_an_http_server_on_every_interface_answers_only_the_hosts_it_is_given(db):
+    """`--host 0.0.0.0` (a container) with `--allowed-host`: requests naming another Host
+    are refused before any tool runs (DNS rebinding), those naming an allowed one answer."""
+    record_story(db, "mcp_hosts")
+    boss = tokens.issue(db, "mcp_hosts", None)
+    with http_server(db, "mcp_hosts", "--host", "0.0.0.0", "--allowed-host", "memory.test",
+                     "--allowed-host", "127.0.0.1") as url:
+        port = url.split(":")[2].split("/")[0]
+        assert http_tools(url, boss)[0] == SUPERVISOR_TOOLS
+        assert raw_post(url, boss, host=f"memory.test:{port}")[0] == 200
+        assert raw_post(url, boss, host="memory.test")[0] == 200
+        assert raw_post(url, boss, host=f"rebound.example:{port}")[0] in (400, 421)
+
+
+def test_host_options_need_http():
+    run = subprocess.run([*tomc_command(), "mcp", "--memory", "x", "--host", "0.0.0.0"],
+                         capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    assert run.returncode == 2 and "--http" in run.stderr
 
 
 def test_an_agent_http_server_takes_only_that_agents_token(db):

@@ -8,7 +8,7 @@ import json
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional, Sequence
 
 import redis
 import typer
@@ -38,6 +38,15 @@ DATA_OPTION = typer.Option(None, "--data",
                            help="Data folder of the embedded FalkorDB "
                                 "(default: $TOMC_DATA or ~/.local/share/tomc).")
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable output on stdout.")
+# `tomc http` and `tomc mcp --http`: where to listen, and which Host headers to answer.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HOST_OPTION = typer.Option("127.0.0.1", "--host",
+                           help="Address to listen on (0.0.0.0: every interface; put TLS in "
+                                "front, tokens travel in headers).")
+ALLOWED_HOST_OPTION = typer.Option(
+    None, "--allowed-host", help="A Host header to answer (repeatable; e.g. memory.example.com "
+                                 "behind a proxy). Default: the loopback names when --host is "
+                                 "a loopback address, else any.")
 KEEP_OPTION = typer.Option(False, "--keep-graphs",
                            help="Leave each scenario's graphs (tom:NAME:...) on the server after "
                                 "its answers. Default: dropped once answered, so a folder of "
@@ -59,6 +68,15 @@ class EngineChoice(str, Enum):
 ENGINE_OPTION = typer.Option(
     EngineChoice.falkordb, "--engine",
     help="falkordb (compiled Cypher on FalkorDB) or reference (the pure-Python interpreter).")
+
+
+def answered_hosts(host: str, allowed: Optional[Sequence[str]]) -> Optional[list[str]]:
+    """The Host headers a server listening on `host` answers: `allowed` when given, else on
+    a loopback address its names (a web page elsewhere cannot reach it through a name it
+    controls: DNS rebinding), else any (None)."""
+    if allowed:
+        return list(allowed)
+    return [*LOOPBACK, "[::1]"] if host in LOOPBACK else None
 
 
 def check_all(files: list[Path], quiet_json: bool = False,

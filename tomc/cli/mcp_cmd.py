@@ -1,4 +1,5 @@
-"""`tomc mcp --memory NAME [--agent A] [--http PORT]`: serve a named memory over MCP."""
+"""`tomc mcp --memory NAME [--agent A] [--http PORT [--host H] [--allowed-host NAME]]`: serve a
+named memory over MCP."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Optional
 
 import typer
 
-from tomc.cli.common import (DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT, EXIT_NO_DATABASE, WAIT_OPTION,
-                             fail, with_options)
+from tomc.cli.common import (ALLOWED_HOST_OPTION, DATA_OPTION, DB_OPTION, EXIT_BAD_INPUT,
+                             EXIT_NO_DATABASE, HOST_OPTION, WAIT_OPTION, answered_hosts, fail,
+                             with_options)
 from tomc.cli.extras import needs_extra
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 
@@ -30,9 +32,10 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
                                    "it must be the memory's."),
         http: Optional[int] = typer.Option(
             None, "--http", min=1, max=65535,
-            help="Serve streamable HTTP on http://127.0.0.1:PORT/mcp instead of stdio; every "
+            help="Serve streamable HTTP on http://HOST:PORT/mcp instead of stdio; every "
                  "request needs `Authorization: Bearer <token>` with a token of this memory "
                  "and mode (`tomc token issue NAME [--agent A]`)."),
+        host: str = HOST_OPTION, allowed_host: Optional[list[str]] = ALLOWED_HOST_OPTION,
         calls: int = typer.Option(
             4, "--calls", min=1, max=64,
             help="How many tool calls to answer at once, each on a session of its own "
@@ -53,6 +56,9 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
     with needs_extra("mcp", "tomc mcp"):  # the MCP SDK loads only for this verb
         from tomc.mcp.server import memory_server, serve
 
+    if http is None and (host != HOST_OPTION.default or allowed_host):
+        fail("--host and --allowed-host are for --http PORT (stdio listens nowhere)",
+             EXIT_BAD_INPUT)
     db = with_options(db, wait_replicas, False)  # no --stale-reads: an agent reads its own tells
     if db and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({db}, from "
@@ -61,9 +67,9 @@ def mcp(memory: str = typer.Option(..., "--memory", "-m",
         with memory_server(memory, db=db, data_dir=data, policy=policy, agent=agent,
                            calls=calls, create=create) as server:
             if http is not None:
-                typer.echo(f"tomc: serving memory {memory!r} on http://127.0.0.1:{http}/mcp",
+                typer.echo(f"tomc: serving memory {memory!r} on http://{host}:{http}/mcp",
                            err=True)
-            serve(server, http)
+            serve(server, http, host, answered_hosts(host, allowed_host))
     except TomError as err:
         typer.echo(str(err), err=True)
         raise typer.Exit(EXIT_BAD_INPUT)

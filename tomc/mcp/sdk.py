@@ -10,7 +10,9 @@ are named so, and v2 accepts them as aliases of its snake_case fields.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
+
+from mcp.server.transport_security import TransportSecuritySettings
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -33,19 +35,35 @@ def new_server(name: str, title: str, instructions: str) -> MCPServer:
 
 
 def run(server: MCPServer, http_port: Optional[int] = None,
-        gate: Optional[Callable] = None) -> None:
-    """Serve on stdio, or streamable HTTP on http://127.0.0.1:PORT/mcp (v1 takes the
-    address as settings, v2 as arguments), its ASGI app wrapped in `gate(app)` (the bearer
-    token check: tomc/mcp/bearer.py) when given."""
+        gate: Optional[Callable] = None, host: str = "127.0.0.1",
+        hosts: Optional[Sequence[str]] = ("127.0.0.1", "localhost", "[::1]")) -> None:
+    """Serve on stdio, or streamable HTTP on http://HOST:PORT/mcp (v1 takes the address as
+    settings, v2 as arguments), its ASGI app wrapped in `gate(app)` (the bearer token
+    check: tomc/mcp/bearer.py) when given, answering only requests whose Host header (and
+    Origin, if sent) names one of `hosts` at any port (None: any)."""
     if http_port is None:
         server.run("stdio")
         return
     import uvicorn  # a dependency of the SDK's HTTP transport, on both versions
 
+    security = _security(hosts)
     if SDK_V2:
-        app = server.streamable_http_app(host="127.0.0.1")
+        app = server.streamable_http_app(host=host, transport_security=security)
     else:
-        server.settings.host, server.settings.port = "127.0.0.1", http_port
+        server.settings.host, server.settings.port = host, http_port
+        server.settings.transport_security = security
         app = server.streamable_http_app()
-    uvicorn.Server(uvicorn.Config(gate(app) if gate else app, host="127.0.0.1", port=http_port,
+    uvicorn.Server(uvicorn.Config(gate(app) if gate else app, host=host, port=http_port,
                                   log_level="warning")).run()
+
+
+def _security(hosts: Optional[Sequence[str]]) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check for `hosts` (each at any port, or none), and the
+    browser origins on them; off for None (any Host: a server on every interface that was
+    given no names)."""
+    if hosts is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [form for host in hosts for form in (host, f"{host}:*")]
+    return TransportSecuritySettings(
+        allowed_hosts=names,
+        allowed_origins=[f"{scheme}://{name}" for scheme in ("http", "https") for name in names])

@@ -21,7 +21,7 @@ import warnings
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 from tomc.api import Session, TomWarning
 from tomc.mcp import agent as agent_tools
@@ -133,11 +133,12 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
         yield MemoryServer(server, lambda app: BearerGate(app, database, writer.memory, agent))
 
 
-def serve(server: MemoryServer, http_port: Optional[int] = None) -> None:
-    """Serve until the client goes (stdio) or the process is stopped (HTTP, on loopback
-    only: http://127.0.0.1:PORT/mcp, every request with a bearer token of this memory and
-    mode)."""
-    run(server.mcp, http_port, server.gate)
+def serve(server: MemoryServer, http_port: Optional[int] = None, host: str = "127.0.0.1",
+          hosts: Optional[Sequence[str]] = ("127.0.0.1", "localhost", "[::1]")) -> None:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP on
+    http://HOST:PORT/mcp, every request with a bearer token of this memory and mode, and a
+    Host header naming one of `hosts`, None: any)."""
+    run(server.mcp, http_port, server.gate, host, hosts)
 
 
 def _syntax_resource(server: MCPServer) -> None:

@@ -129,10 +129,11 @@ def score_story(story: StoryRecord, ask_model, model: str) -> StoryResult:
     messages = [Message(n, None, None, None, s) for n, s in enumerate(story.sentences, 1)]
     with Session.open(policy="hitom", name=story.scenario, engine="reference") as session:
         session.apply(declarations)
-        prompt = prompt_for(messages, session)
+        # Hi-ToM's sentences are a narrator's account, with no speaker: trusted as such.
+        prompt = prompt_for(messages, session, narration=True)
         try:
             extraction = judged(messages, prompt, ask_model(story, events, prompt), session,
-                                model)
+                                model, narration=True)
         except (ExtractError, ProviderError) as err:
             empty = {k: Score(gold=n) for k, n in Counter(type(e).__name__
                                                          for e in events).items()}

@@ -1,10 +1,10 @@
 """`tomc extract [INPUT]`: candidate .tom statements from conversation, checked against the
 memory (or scenario) they are for; written only with `--apply NAME` (docs/extract.md).
 
-Exit codes: 0 done (candidates listed, and applied if asked), 2 bad input (no model
-configured, an unreadable chat export, a model answer that is not statements, applying
-declined), 3 the model or FalkorDB unavailable, 6 another writer changed the memory between
-the check and the write (nothing written).
+Exit codes: 0 done (candidates listed, and applied if asked, or found applied before), 2 bad
+input (no model configured, no API key or SDK, an unreadable chat export, a model answer that
+is not statements, applying declined), 3 the model or FalkorDB unavailable, 6 another writer
+changed the memory between the check and the write (nothing written).
 """
 
 from __future__ import annotations
@@ -52,6 +52,12 @@ def extract(source: str = typer.Argument("-", metavar="INPUT", help="A text file
             answer: Optional[Path] = typer.Option(None, "--answer", help="Use this recorded "
                                                   "model answer (JSON) instead of asking a "
                                                   "model: to replay or review one."),
+            save_answer: Optional[Path] = typer.Option(None, "--save-answer", metavar="FILE",
+                                                       help="Write the model's raw answer to "
+                                                            "FILE, to replay with --answer."),
+            narration: bool = typer.Option(False, "--narration", help="Prose (a message "
+                                           "with no speaker) is a narrator's account you "
+                                           "trust: its candidates need no author."),
             prompt_only: bool = typer.Option(False, "--prompt", help="Print the prompt a model "
                                              "would get, and exit (no model needed)."),
             provider: Optional[str] = typer.Option(None, "--provider", help="anthropic or "
@@ -79,14 +85,15 @@ def extract(source: str = typer.Argument("-", metavar="INPUT", help="A text file
         conn = stack.enter_context(database(db, data, json_output)) if name else None
         session = _session(stack, name, conn, scenario, policy, json_output)
         if prompt_only:
-            prompt = prompt_for(messages, session)
+            prompt = prompt_for(messages, session, narration)
             if json_output:
                 emit_json({"system": prompt.system, "user": prompt.user,
                            "schema": prompt.schema})
             else:
                 typer.echo(f"# system\n{prompt.system}\n\n# user\n{prompt.user}")
             raise typer.Exit(EXIT_OK)
-        extraction = _extraction(messages, session, answer, include_flagged,
+        extraction = _extraction(messages, session, answer, save_answer,
+                                 dict(include_flagged=include_flagged, narration=narration),
                                  dict(provider=provider, model=model, base_url=base_url),
                                  json_output)
         if not json_output:
@@ -135,29 +142,41 @@ def _session(stack: ExitStack, name: Optional[str], conn, scenario: Optional[Pat
 
 
 def _extraction(messages: list, session: Session, answer: Optional[Path],
-                include_flagged: bool, options: dict, json_output: bool) -> Extraction:
-    """The candidates: from the recorded `answer`, else from the model the `options`
-    (--provider, --model, --base-url), the environment or the config file choose."""
+                save_answer: Optional[Path], checks: dict, options: dict,
+                json_output: bool) -> Extraction:
+    """The candidates (checked as `checks` say: include_flagged, narration): from the
+    recorded `answer`, else from the model the `options` (--provider, --model, --base-url),
+    the environment or the config file choose; the answer kept in `save_answer` first."""
+    prompt = prompt_for(messages, session, checks["narration"])
     try:
         if answer is not None:
             try:
                 text, label = answer.read_text(encoding="utf-8"), f"recorded answer {answer}"
             except (OSError, UnicodeDecodeError) as err:
                 fail(f"cannot read {answer}: {err}", EXIT_BAD_INPUT, json_output)
-            return judged(messages, prompt_for(messages, session), text, session, label,
-                          include_flagged)
-        provider = configured(ProviderSettings.load(**options))
-        if not json_output:
-            typer.echo(f"asking {provider.label} ...", err=True)
-        prompt = prompt_for(messages, session)
-        return judged(messages, prompt, provider.complete(prompt), session, provider.label,
-                      include_flagged)
+        else:
+            provider = configured(ProviderSettings.load(**options))
+            if not json_output:
+                typer.echo(f"asking {provider.label} ...", err=True)
+            text, label = provider.complete(prompt), provider.label
+        if save_answer is not None:
+            _save(text, save_answer, json_output)
+        return judged(messages, prompt, text, session, label, **checks)
     except NotConfigured as err:
         fail(str(err), EXIT_BAD_INPUT, json_output)
     except ProviderError as err:
         fail(f"model unavailable: {err}", EXIT_NO_DATABASE, json_output)
     except ExtractError as err:
         fail(err.diagnostic.render(None), EXIT_BAD_INPUT, json_output)
+
+
+def _save(text: str, path: Path, json_output: bool) -> None:
+    """Keep the model's raw answer in `path` (before it is parsed: an answer refused whole
+    is worth keeping too)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        fail(f"cannot write {path}: {err}", EXIT_BAD_INPUT, json_output)
 
 
 def _writable(stack: ExitStack, session: Session, name: str, conn, policy: Optional[str],
@@ -196,10 +215,15 @@ def _apply(extraction: Extraction, session: Session, name: str, json_output: boo
         fail(f"stale write: {err}", EXIT_STALE, json_output)
     except TomError as err:
         fail(f"bad input:\n{err}", EXIT_BAD_INPUT, json_output)
-    if not json_output:
-        for event in events:
-            typer.echo(f"step {event.step}: {event.text}")
-        typer.echo(f"memory {name} at step {session.step}")
+    if json_output:
+        return
+    if extraction.repeated:
+        steps = ", ".join(str(e.step) for e in extraction.applied)
+        typer.echo(f"already applied: this conversation was applied to memory {name} before"
+                   + (f" (steps {steps})" if steps else "") + "; nothing written")
+    for event in events:
+        typer.echo(f"step {event.step}: {event.text}")
+    typer.echo(f"memory {name} at step {session.step}")
 
 
 def _show(extraction: Extraction) -> None:

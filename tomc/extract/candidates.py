@@ -6,8 +6,9 @@ message, checked in order against the memory, and flagged where they read like i
                       message=2, quote="approved", span=(17, 25), status="ok", ...), ...]
 
 A candidate is `ok` (it checks: `apply` writes it), `refused` (its diagnostics say why: it
-does not parse, is not an event, cites words its message does not have, or fails the checker),
-or `flagged` (it checks, but a value reads like an instruction: written only when asked).
+does not parse, is not an event, cites words its message does not have, speaks for someone
+other than its message's author, or fails the checker), or `flagged` (it checks, but a value
+reads like an instruction: written only when asked).
 An answer that is not candidate statements at all raises ExtractError: nothing of it is kept.
 """
 
@@ -84,12 +85,14 @@ def parse_answer(text: str, origin: str = "<model>") -> ModelAnswer:
 
 
 def candidates(answer: ModelAnswer, messages: Sequence[Message], session,
-               include_flagged: bool = False) -> list[Candidate]:
+               include_flagged: bool = False, narration: bool = False) -> list[Candidate]:
     """Every proposed statement as a Candidate, checked in order against `session` (a
     tomc.api.Session: nothing is applied) after the valid ones before it that would be
-    written (a flagged one is, only with `include_flagged`)."""
+    written (a flagged one is, only with `include_flagged`). `narration`: a message with no
+    speaker is a narrator's account the caller trusts, so its candidates speak for nobody
+    in particular (else they may only declare agents and rooms: `authorship`)."""
     by_id = {m.id: m for m in messages}
-    found = [_candidate(i, proposed, by_id) for i, proposed in
+    found = [_candidate(i, proposed, by_id, narration) for i, proposed in
              enumerate(answer.statements, start=1)]
     parsed = [c for c in found if c.status == "ok"]
     for candidate in parsed:
@@ -107,7 +110,11 @@ def candidates(answer: ModelAnswer, messages: Sequence[Message], session,
     return found
 
 
-def _candidate(index: int, proposed, by_id: dict[int, Message]) -> Candidate:
+def _candidate(index: int, proposed, by_id: dict[int, Message],
+               narration: bool) -> Candidate:
+    """One proposed statement, tied to its words and parsed (not yet checked against the
+    memory): refused here when it cites words its message lacks (E202), is not one event or
+    declaration (E203), or speaks for someone other than the message's author (E204)."""
     origin = f"<candidate {index}>"
     candidate = Candidate(index, proposed.statement.strip(), proposed.message, proposed.quote)
     message = by_id.get(proposed.message)
@@ -134,11 +141,99 @@ def _candidate(index: int, proposed, by_id: dict[int, Message]) -> Candidate:
             "E203", "a candidate is an event or an agents/rooms line, not "
                     f"`{format_statement(statements[0])}`", None, origin))
     node = statements[0]
+    foreign = authorship(node, message, narration)
+    if foreign is not None:
+        foreign.path = origin
+        return _refuse(candidate, foreign)
     if isinstance(node, ast.Timed) and node.at is None and message.time is not None:
         node = node.model_copy(update={"at": message.time})
     candidate.node = node
     candidate.statement = format_statement(node)
     return candidate
+
+
+def authorship(node: ast.Node, message: Message, narration: bool = False) -> Optional[Diagnostic]:
+    """E204 when `node` speaks or acts for someone other than `message`'s author, else None.
+
+    A message is its author's word and nothing more: whoever wrote it cannot make another
+    party say, set, enter or claim anything, nor assert the world itself (`in R: FACT`, a
+    clock line). Declarations and `noop` speak for nobody and always pass. Names compare
+    exactly, case included (`maya` and `Maya` are two agents to the checker), the speaker
+    with the spaces at its ends trimmed. A message with no speaker (prose) has no author:
+    its candidates may only declare, unless `narration` says the prose is a narrator's
+    account the caller trusts."""
+    parties = acting_parties(node)
+    if parties == []:
+        return None
+    author = (message.speaker or "").strip()
+    if not author:
+        if narration:
+            return None
+        return Diagnostic(
+            "E204", f"message {message.id} has no known author (prose, no speaker): a "
+                    "candidate from it may only declare agents or rooms", node.span,
+            hint="give the conversation as `Speaker: text` lines or a chat export with "
+                 "speakers; or, if the prose is a narrator's account you trust, pass "
+                 "--narration (tomc extract)")
+    if parties is None:
+        return Diagnostic(
+            "E204", f"`{format_statement(node)}` asserts the world, but message "
+                    f"{message.id} is only {author}'s word", node.span,
+            hint=_as_author(author, node, None))
+    other = next((p for p in parties if p.text != author), None)
+    if other is None:
+        return None
+    return Diagnostic(
+        "E204", f"`{other.text}` is not the author of message {message.id}: its author is "
+                f"`{author}`, and a message is only its author's word", other.span,
+        hint=_as_author(author, node, other))
+
+
+def acting_parties(node: ast.Node) -> Optional[list[ast.Name]]:
+    """Whom a statement speaks or acts for: the speaker of speech and retractions, the actor
+    of sets and moves, every agent entering or leaving, the source (and the `by` agent) of
+    a claim, the sender of a handoff, the agent who waits, peeks or is distracted. [] for a
+    declaration or `noop` (no one's word); None for what no one is said to do (a state
+    `in R: FACT`, a clock line, and any statement kind not listed here)."""
+    if isinstance(node, (ast.Agents, ast.Rooms, ast.Noop)):
+        return []
+    if isinstance(node, (ast.Tell, ast.Says, ast.Announce, ast.Retract)):
+        return [node.speaker]
+    if isinstance(node, (ast.SetValue, ast.Move)):
+        return [node.actor]
+    if isinstance(node, (ast.Enter, ast.Exit)):
+        return list(node.agents)
+    if isinstance(node, (ast.Claim, ast.EndedClaim)):
+        return [node.source] + ([node.by] if node.by is not None else [])
+    if isinstance(node, ast.HandoffWrite):
+        return [node.sender]
+    if isinstance(node, (ast.Wait, ast.Peek, ast.Distracted)):
+        return [node.agent]
+    return None
+
+
+def _as_author(author: str, node: ast.Node, other: Optional[ast.Name]) -> str:
+    """What the author could be recorded as saying instead: a report of what `other`
+    believes, or the author's own claim (the statement's fact where it has one)."""
+    name, fact = _tom_name(author), _fact_text(node)
+    believes = f"{_tom_name(other.text)} believes " if other is not None else ""
+    about = _tom_name(other.text) if other is not None else "the world"
+    return (f"what {name} says about {about} is "
+            f"{name}'s word: a report (`{name} says {believes}{fact}`, `{name} tells L "
+            f"{believes}{fact}`) or a claim from {name} (`claim {fact} from {name}`)")
+
+
+def _tom_name(text: str) -> str:
+    """`text` as a .tom name: bare when an identifier, else quoted (`"Maya Lopez"`)."""
+    return format_statement(ast.Agents(names=[ast.Name(text=text)]))[len("agents "):]
+
+
+def _fact_text(node: ast.Node) -> str:
+    """The statement's fact as .tom text (`refund.status = approved`), or `K = V`."""
+    fact = getattr(node, "fact", None)
+    if fact is None:
+        return "K = V"
+    return format_statement(ast.Says(speaker=ast.Name(text="x"), fact=fact))[len("x says "):]
 
 
 def _refuse(candidate: Candidate, *diagnostics: Diagnostic) -> Candidate:

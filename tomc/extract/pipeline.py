@@ -7,14 +7,19 @@ applied.
 
 `apply` writes the `ok` candidates (and the `flagged` ones only with `include_flagged`) as
 one batch that expects the memory at the step it was checked against: if another writer got
-there first, StaleWrite, and nothing is written.
+there first, StaleWrite, and nothing is written. The batch's idempotency key names the
+conversation and the memory (`idempotency_key`): the same conversation applied again to the
+same memory writes nothing (`Extraction.repeated`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from tomc.api import TomError
 from tomc.extract.candidates import Candidate, candidates, parse_answer
 from tomc.extract.messages import Message
 from tomc.extract.prompt import Context, Prompt, build_prompt
@@ -34,6 +39,7 @@ class Extraction:
     model: str = ""
     include_flagged: bool = False  # checked as if the flagged candidates were written too
     applied: list = field(default_factory=list)
+    repeated: bool = False  # applied before: `applied` holds what that write wrote, if known
 
     @property
     def ok(self) -> list[Candidate]:
@@ -50,39 +56,72 @@ class Extraction:
         return {"model": self.model, "step": self.step,
                 "messages": [m.as_json() for m in self.messages],
                 "candidates": [c.as_json() for c in self.candidates],
-                "applied": [{"step": e.step, "text": e.text} for e in self.applied]}
+                "applied": [{"step": e.step, "text": e.text} for e in self.applied],
+                "already_applied": self.repeated}
 
 
-def prompt_for(messages: Sequence[Message], session) -> Prompt:
-    """The request for `messages`, with what `session`'s memory holds."""
-    return build_prompt(messages, Context.of(session.scenario))
+def prompt_for(messages: Sequence[Message], session, narration: bool = False) -> Prompt:
+    """The request for `messages`, with what `session`'s memory holds (`narration`: prose
+    is a narrator's account to trust)."""
+    return build_prompt(messages, Context.of(session.scenario), narration)
 
 
 def extract(messages: Sequence[Message], provider: Provider, session,
-            include_flagged: bool = False) -> Extraction:
+            include_flagged: bool = False, narration: bool = False) -> Extraction:
     """Ask `provider` for candidates from `messages` and check them against `session` (a
     tomc.api.Session); nothing is written. Raises ProviderError, ExtractError (an answer
     that is not candidate statements)."""
-    prompt = prompt_for(messages, session)
+    prompt = prompt_for(messages, session, narration)
     answer = provider.complete(prompt)
-    return judged(list(messages), prompt, answer, session, provider.label, include_flagged)
+    return judged(list(messages), prompt, answer, session, provider.label, include_flagged,
+                  narration)
 
 
 def judged(messages: list[Message], prompt: Prompt, answer: str, session,
-           model: str = "", include_flagged: bool = False) -> Extraction:
+           model: str = "", include_flagged: bool = False,
+           narration: bool = False) -> Extraction:
     """The Extraction of a model's `answer` (already had: a recorded one, or the calling
-    model's own over MCP), checked against `session` as `apply` will write it."""
+    model's own over MCP), checked against `session` as `apply` will write it.
+    `narration`: prose (a message with no speaker) is a narrator's account to trust
+    (candidates.authorship)."""
     step = session.step
-    found = candidates(parse_answer(answer), messages, session, include_flagged)
+    found = candidates(parse_answer(answer), messages, session, include_flagged, narration)
     return Extraction(messages, prompt, answer, found, step, model, include_flagged)
 
 
 def apply(extraction: Extraction, session) -> list:
     """Write the candidates that check (and the flagged ones, if the extraction was checked
-    with `include_flagged`) in one batch after the step they were checked at; returns the
-    events. Raises StaleWrite, TomError, DatabaseUnavailable."""
+    with `include_flagged`) in one batch after the step they were checked at, under the
+    conversation's idempotency key; returns the events written now ([] when the conversation
+    was applied to this memory before: then `extraction.repeated`, and `extraction.applied`
+    holds that write's events when these are the statements it wrote). Raises StaleWrite,
+    TomError, DatabaseUnavailable."""
     nodes = [c.node for c in extraction.to_write]
     if not nodes:
         return []
-    extraction.applied = session.apply(nodes, after_step=extraction.step)
-    return extraction.applied
+    key = idempotency_key(session.memory, extraction.messages) if session.memory else None
+    try:
+        events = session.apply(nodes, after_step=extraction.step, idempotency_key=key)
+    except TomError as err:
+        # E146: the key wrote other statements: this conversation was extracted into this
+        # memory before, and checked again now its events are in, its candidates differ.
+        if key is None or [d.code for d in err.diagnostics] != ["E146"]:
+            raise
+        extraction.repeated = True
+        return []
+    # The same statements, all recorded under the key before: their original steps.
+    extraction.repeated = bool(events) and all(e.step <= extraction.step for e in events)
+    extraction.applied = events
+    return [] if extraction.repeated else events
+
+
+def idempotency_key(memory: str, messages: Sequence[Message]) -> str:
+    """The name of the write of an extraction of `messages` into `memory`: `extract-` and a
+    sha256 of both as canonical JSON. It names the input alone, not the model's answer nor
+    the candidates written: a model asked again answers otherwise, and the candidates of a
+    second run are checked against a memory that holds the first run's events (their times
+    are past, their agents declared), so they differ too. Only the conversation stays the
+    same when it is applied twice."""
+    canonical = json.dumps({"memory": memory, "messages": [m.as_json() for m in messages]},
+                           sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "extract-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

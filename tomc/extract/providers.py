@@ -17,7 +17,9 @@ Settings come from, in order: the command's options, environment variables
 `TOMC_EXTRACT_STRUCTURED`), then the config file (`$TOMC_CONFIG`, else
 `~/.config/tomc/config.toml`, table `[extract]`). API keys are the SDKs' own variables
 (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`), or the variable the config's `api_key_env` names.
-Without a provider and a model nothing is sent: NotConfigured says how to configure one.
+Without a provider and a model, without the provider's SDK, or without a key (an empty
+variable is none; only an OpenAI-compatible server at `base_url` goes without one) nothing is
+sent: NotConfigured says what to set or install.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Optional, Protocol
 from tomc.extract.prompt import Prompt
 
 PROVIDERS = ("anthropic", "openai")
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 MAX_TOKENS = 4096
 TIMEOUT_S = 120.0
 DOCS = "docs/extract.md, \"Choosing a model\""
@@ -99,22 +102,41 @@ def configured(settings: ProviderSettings) -> Provider:
     if settings.provider not in PROVIDERS:
         raise NotConfigured(f"unknown provider {settings.provider!r}: use one of "
                             f"{', '.join(PROVIDERS)} (see {DOCS})")
-    key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
-    if settings.api_key_env and key is None:
-        raise NotConfigured(f"the config names {settings.api_key_env} for the API key, but it "
-                            "is not set")
+    key = api_key(settings)
     if settings.provider == "anthropic":
         return AnthropicProvider(settings, key)
     return OpenAIProvider(settings, key)
 
 
+def api_key(settings: ProviderSettings) -> str:
+    """The API key for `settings`: from the variable the config's `api_key_env` names, else
+    the SDK's own (ANTHROPIC_API_KEY, OPENAI_API_KEY). Raises NotConfigured when it is unset
+    or empty, here and not at the first request: the Anthropic SDK then fails with a
+    TypeError of its own. An OpenAI-compatible server at `base_url` (a local one) may take
+    none."""
+    variable = settings.api_key_env or KEY_VARIABLES[settings.provider]
+    key = os.environ.get(variable, "").strip()
+    if key:
+        return key
+    if settings.provider == "openai" and settings.base_url:
+        return "none"  # a local server asks for no key, but the SDK wants one
+    if settings.api_key_env:
+        raise NotConfigured(f"the config names {variable} for the {settings.provider} API "
+                            "key, but it is not set (or empty)")
+    local = (", or pass --base-url (TOMC_EXTRACT_BASE_URL) for a local OpenAI-compatible "
+             "server that needs none" if settings.provider == "openai" else "")
+    raise NotConfigured(f"the {settings.provider} provider needs an API key: set {variable} "
+                        f"(or name another variable with api_key_env in the config){local} "
+                        f"(see {DOCS})")
+
+
 class AnthropicProvider:
     """The Messages API, through the `anthropic` SDK."""
 
-    def __init__(self, settings: ProviderSettings, api_key: Optional[str]):
+    def __init__(self, settings: ProviderSettings, key: str):
         self.settings = settings
         self.label, self.client, self._errors = _client("anthropic", "Anthropic",
-                                                        "AnthropicError", settings, api_key)
+                                                        "AnthropicError", settings, key)
 
     def complete(self, prompt: Prompt) -> str:
         extra = ({"output_config": {"format": {"type": "json_schema", "schema": prompt.schema}}}
@@ -132,12 +154,10 @@ class AnthropicProvider:
 class OpenAIProvider:
     """Chat completions on any OpenAI-compatible server, through the `openai` SDK."""
 
-    def __init__(self, settings: ProviderSettings, api_key: Optional[str]):
-        if api_key is None and settings.base_url and not os.environ.get("OPENAI_API_KEY"):
-            api_key = "none"  # a local server asks for no key, but the SDK wants one
+    def __init__(self, settings: ProviderSettings, key: str):
         self.settings = settings
         self.label, self.client, self._errors = _client("openai", "OpenAI", "OpenAIError",
-                                                        settings, api_key)
+                                                        settings, key)
 
     def complete(self, prompt: Prompt) -> str:
         extra = ({"response_format": {"type": "json_schema", "json_schema": {
@@ -155,22 +175,23 @@ class OpenAIProvider:
         return reply.choices[0].message.content or ""
 
 
-def _client(package: str, client: str, error: str, settings: ProviderSettings,
-            api_key: Optional[str]):
+def _client(package: str, client: str, error: str, settings: ProviderSettings, key: str):
     """(label, the SDK's client, the SDK's base error class) for `package`. Raises
-    NotConfigured when the SDK is missing or finds no API key anywhere."""
-    sdk = _sdk(package)
+    NotConfigured when the SDK is missing or refuses the settings."""
+    sdk = sdk_module(package)
     label = f"{package}:{settings.model}" + (f" at {settings.base_url}"
                                              if settings.base_url else "")
     try:
-        made = getattr(sdk, client)(api_key=api_key, base_url=settings.base_url,
+        made = getattr(sdk, client)(api_key=key, base_url=settings.base_url,
                                     timeout=TIMEOUT_S, max_retries=1)
-    except getattr(sdk, error) as err:  # no key anywhere
+    except getattr(sdk, error) as err:
         raise NotConfigured(f"{package}: {err} (see {DOCS})") from None
     return label, made, getattr(sdk, error)
 
 
-def _sdk(name: str):
+def sdk_module(name: str):
+    """The vendor SDK `name` (a provider's package), imported. Raises NotConfigured naming
+    what to install when it is not installed."""
     try:
         return __import__(name)
     except ModuleNotFoundError:

@@ -74,8 +74,12 @@ def test_a_killed_tomc_mcp_leaves_no_server_running(tmp_path, env, signum):
             EmbeddedServer(data).start()
         assert (data / "tomc.lock").stat().st_mode & 0o777 == 0o600
         mcp.send_signal(signum)
-        mcp.wait(timeout=30)
+        # SIGKILL: the watchdog stops it; SIGTERM: tomc unwinds and stops it itself
         assert wait_gone(server), f"FalkorDB (pid {server}) outlived its killed owner"
+        # (after SIGTERM the MCP SDK's thread blocked on stdin keeps the process until its
+        # client closes the pipe, as a client stopping its server does)
+        mcp.stdin.close()
+        mcp.wait(timeout=30)
     finally:
         mcp.kill()
         mcp.wait()

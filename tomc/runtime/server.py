@@ -228,7 +228,8 @@ class EmbeddedServer:
         return self.data_dir / "redis.pid"
 
     def start(self) -> "EmbeddedServer":
-        """Take the data folder's lock, clear leftovers of a killed run, launch, wait for PING."""
+        """Take the data folder's lock, clear leftovers of a killed run, launch (with the
+        watchdog that stops the server if this process dies, when `tied`), wait for PING."""
         try:
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             make_private(self.data_dir)
@@ -286,6 +287,11 @@ class EmbeddedServer:
         self._wait_loaded(log_start)
         os.replace(loading, self.socket_path)  # now clients may reach it
         self._wait_ready()
+        if self._watchdog is not None and self._watchdog.poll() is not None:
+            # It could not run (its output goes nowhere): the server still serves, but
+            # would outlive a killed owner until the next start on the folder stops it.
+            logger.warning("the watchdog of FalkorDB exited (code %s): the server is left "
+                           "running if this process is killed", self._watchdog.returncode)
         logger.info("FalkorDB ready (pid %s, data %s)", self.process.pid, self.data_dir)
         return self
 

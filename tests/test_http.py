@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -291,6 +292,49 @@ def test_tomc_http_refuses_bad_input(db):
     missing = http("--memory", "no_such_memory", "--port", "1")
     assert missing.returncode == 2 and "no memory called 'no_such_memory'" in missing.stderr
     assert "Traceback" not in neither.stderr + missing.stderr
+
+
+def tomc(*args: str, before: str = "") -> subprocess.CompletedProcess:
+    """`tomc ARGS`, in a process of its own that first runs `before` (Python)."""
+    return subprocess.run([sys.executable, "-c", f"{before}\nimport sys\n"
+                           "from tomc.cli.main import main\nsys.argv[0] = 'tomc'\nmain()",
+                           *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_http_and_console_refuse_a_memory_that_does_not_exist_unless_created(db, fresh,
+                                                                              tmp_path):
+    """Issue 40: as `tomc mcp`, a typo (or a server started without the --data meant) is
+    refused, exit 2, naming where it looked; `--create` makes the memory."""
+    folder = tmp_path / "elsewhere"
+    for verb in ("http", "console"):
+        refused = tomc(verb, "--memory", "http_typo", "--data", str(folder), "--port", "1")
+        assert refused.returncode == 2, refused.stderr
+        assert "no memory called 'http_typo'" in refused.stderr
+        assert str(folder) in refused.stderr and "--create" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    name = fresh("http_created")
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # so the server stops at once
+        port = str(taken.getsockname()[1])
+        made = tomc("http", "--memory", name, "--create", "--db", db.url, "--port", port)
+        assert made.returncode == 2 and "cannot listen" in made.stderr, made.stderr
+        assert f"created memory '{name}'" in made.stderr
+        assert catalog.read(db, name) is not None
+        again = tomc("console", "--memory", name, "--db", db.url, "--port", port)
+        assert again.returncode == 2 and "cannot listen" in again.stderr  # it exists now
+    both = tomc("http", "--all", "--create", "--db", db.url)
+    assert both.returncode == 2 and "--create makes the memories named" in both.stderr
+
+
+def test_a_missing_web_extra_is_named_for_the_verb_that_needs_it():
+    """Issue 40: without uvicorn (its import refused here, nothing uninstalled), `tomc
+    console` and `tomc http` name themselves and the extra that installs it, exit 2."""
+    for verb in ("console", "http"):
+        result = tomc(verb, "--memory", "anything",
+                      before="import sys\nsys.modules['uvicorn'] = None")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == (f"tomc: 'tomc {verb}' needs the web extra: pip "
+                                         "install 'tomc[web]' (uvicorn is not installed)")
 
 
 def test_the_answers_are_the_ones_the_mcp_tools_give(db, client, memory):

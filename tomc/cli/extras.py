@@ -31,6 +31,11 @@ def needs_extra(extra: str, command: str) -> Iterator[None]:
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] not in EXTRAS[extra]:
             raise
-        typer.echo(f"tomc: '{command}' needs the {extra} extra: pip install 'tomc[{extra}]' "
-                   f"({err.name} is not installed)", err=True)
+        typer.echo(missing(extra, command, err.name), err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def missing(extra: str, command: str, module: str) -> str:
+    """The line printed when `command` cannot import `module`, a package of `extra`."""
+    return (f"tomc: '{command}' needs the {extra} extra: pip install 'tomc[{extra}]' "
+            f"({module} is not installed)")

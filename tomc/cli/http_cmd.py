@@ -1,6 +1,6 @@
-"""`tomc http --memory NAME | --all [--port N]`: the HTTP API and live console of named
-memories; `tomc console --memory NAME [--agent A]`: the same server, with a token of its own
-for one person's browser (tomc/web/; docs/http.md, docs/console.md)."""
+"""`tomc http --memory NAME [--create] | --all [--port N]`: the HTTP API and live console of
+named memories; `tomc console --memory NAME [--agent A] [--create]`: the same server, with a
+token of its own for one person's browser (tomc/web/; docs/http.md, docs/console.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tomc.cli.common import (
 )
 from tomc.cli.extras import needs_extra
 from tomc.memory import catalog as memories
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import Database, shown_url
 
 PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")
 ALLOWED_HOST_OPTION = typer.Option(
@@ -34,14 +34,16 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 HOST_OPTION = typer.Option("127.0.0.1", "--host",
                            help="Address to listen on (0.0.0.0: every interface; put TLS in "
                                 "front, tokens travel in headers).")
+CREATE_OPTION = typer.Option(False, "--create",
+                             help="Create a memory named that does not exist (default policy).")
 
 
 def http(memory: Optional[list[str]] = typer.Option(
              None, "--memory", "-m", help="A memory to serve (repeat for several; it must "
-                                          "exist: `tomc memory apply` creates one)."),
+                                          "exist, unless --create)."),
          every: bool = typer.Option(False, "--all", help="Serve every memory on the server, "
                                                          "those created later too."),
-         port: int = PORT_OPTION, host: str = HOST_OPTION,
+         create: bool = CREATE_OPTION, port: int = PORT_OPTION, host: str = HOST_OPTION,
          allowed_host: Optional[list[str]] = ALLOWED_HOST_OPTION,
          db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
     """Serve named memories as JSON over HTTP (`/memories/NAME/...`, OpenAPI schema at
@@ -49,16 +51,21 @@ def http(memory: Optional[list[str]] = typer.Option(
     or SIGTERM.
 
     Every request needs a token from `tomc token issue NAME [--agent A]`: a supervisor token
-    records events and asks everything; an agent token reads only that agent's mind. Exit 2
-    on bad input (no memory named, or one that does not exist; the port in use), 3 if
-    FalkorDB is unavailable."""
+    records events and asks everything; an agent token reads only that agent's mind. A
+    memory that does not exist is refused, naming where it was looked for, unless --create.
+    Exit 2 on bad input (no memory named, or one that does not exist; the port in use), 3
+    if FalkorDB is unavailable."""
     if every == bool(memory):
         fail("name the memories to serve (--memory NAME, repeatable) or give --all",
              EXIT_BAD_INPUT)
+    if every and create:
+        fail("--create makes the memories named with --memory; --all serves those there are",
+             EXIT_BAD_INPUT)
+    web = _web("tomc http")
     with database(db, data) as conn:
-        _exist(conn, memory or [])
+        _exist(conn, memory or [], create)
         served = "every memory" if every else ", ".join(memory or [])
-        _serve(conn, None if every else memory, host, port,
+        _serve(conn, web, None if every else memory, host, port,
                f"tomc: serving {served} on http://{host}:{port}/memories/NAME (console: "
                "/memories/NAME/console?access_token=TOKEN); Ctrl-C or SIGTERM stops",
                allowed_hosts=allowed_host)
@@ -69,18 +76,20 @@ def http(memory: Optional[list[str]] = typer.Option(
 def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory to watch."),
             agent: Optional[str] = typer.Option(
                 None, "--agent", help="Show only this agent's mind (its read-only view)."),
-            port: int = PORT_OPTION, host: str = HOST_OPTION,
+            create: bool = CREATE_OPTION, port: int = PORT_OPTION, host: str = HOST_OPTION,
             allowed_host: Optional[list[str]] = ALLOWED_HOST_OPTION,
             db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION) -> None:
     """Watch memory NAME live in a browser: serve it as `tomc http --memory NAME` does, with
     a token issued for this session only (revoked when it stops), and print the console's
-    URL. The page follows every writer and replays any past step (docs/console.md). Exit 2
-    on bad input (no such memory or agent; the port in use), 3 if FalkorDB is
+    URL. The page follows every writer and replays any past step (docs/console.md). A
+    memory that does not exist is refused, naming where it was looked for, unless --create.
+    Exit 2 on bad input (no such memory or agent; the port in use), 3 if FalkorDB is
     unavailable."""
     from tomc.runtime import tokens
 
+    web = _web("tomc console")  # before a token is issued: nothing to revoke if it fails
     with database(db, data) as conn:
-        _exist(conn, [memory])
+        _exist(conn, [memory], create)
         if agent is not None and agent not in memories.agents(conn, memory):
             fail(f"memory {memory!r} has no agent {agent!r}", EXIT_BAD_INPUT)
         # The token lapses CONSOLE_TOKEN_S after the console last renewed it: a console
@@ -88,7 +97,7 @@ def console(memory: str = typer.Option(..., "--memory", "-m", help="The memory t
         secret = tokens.issue(conn, memory, agent, lasts_s=CONSOLE_TOKEN_S)
         token_id = secret.split("_")[1]
         try:
-            _serve(conn, [memory], host, port,
+            _serve(conn, web, [memory], host, port,
                    f"tomc: the console of memory {memory}"
                    f"{f' as {agent}' if agent else ''}: http://{host}:{port}/memories/"
                    f"{memory}/console?access_token={secret} (this token is revoked when "
@@ -120,25 +129,44 @@ def _default_hosts(host: str) -> Optional[list[str]]:
     return [*LOOPBACK, "[::1]"] if host in LOOPBACK else None
 
 
-def _exist(conn: Database, names: Sequence[str]) -> None:
+def _exist(conn: Database, names: Sequence[str], create: bool) -> None:
+    """Each memory named exists, or is made now with the default policy when `create`. A
+    missing one is bad input, naming the database looked in: a typo, or a server started
+    without the --data or TOMC_DATA meant, must not serve an empty memory."""
     for name in names:
-        if memories.read(conn, name) is None:
-            fail(f"no memory called {name!r} (`tomc memory list` lists them; `tomc memory "
-                 "apply` creates one)", EXIT_BAD_INPUT)
+        if memories.read(conn, name) is not None:
+            continue
+        if not create:
+            fail(f"no memory called {name!r} on {shown_url(conn.url)} (give --create to make "
+                 "it, or --db/--data for where it is kept; `tomc memory list` lists them)",
+                 EXIT_BAD_INPUT)
+        from tomc.api import Session, TomError
+        try:
+            with Session.attach(name, db=conn, create=True):
+                typer.echo(f"tomc: created memory {name!r} on {shown_url(conn.url)}", err=True)
+        except TomError as err:  # a name no memory may have
+            fail(str(err), EXIT_BAD_INPUT)
 
 
-def _serve(conn: Database, names: Optional[Sequence[str]], host: str, port: int,
-           ready: str, every: Optional[tuple[float, Callable[[], None]]] = None,
-           allowed_hosts: Optional[Sequence[str]] = None) -> None:
-    """Serve the app until Ctrl-C or SIGTERM, printing `ready` once it listens; `every`:
-    (seconds, what to run that often meanwhile). Requests whose Host header is not one of
-    `allowed_hosts` are refused (400); by default the loopback names when `host` is a
-    loopback address, else any."""
-    with needs_extra("web", "tomc http"):  # FastAPI and uvicorn load only for these verbs
+def _web(command: str) -> tuple:
+    """(uvicorn, tomc.web.guards, create_app), imported now: FastAPI and uvicorn load only
+    for these verbs, and a missing one names the extra that installs it, for `command`."""
+    with needs_extra("web", command):
         import uvicorn
 
         from tomc.web import guards
         from tomc.web.app import create_app
+    return uvicorn, guards, create_app
+
+
+def _serve(conn: Database, web: tuple, names: Optional[Sequence[str]], host: str, port: int,
+           ready: str, every: Optional[tuple[float, Callable[[], None]]] = None,
+           allowed_hosts: Optional[Sequence[str]] = None) -> None:
+    """Serve the app (`web`: what _web imported) until Ctrl-C or SIGTERM, printing `ready`
+    once it listens; `every`: (seconds, what to run that often meanwhile). Requests whose
+    Host header is not one of `allowed_hosts` are refused (400); by default the loopback
+    names when `host` is a loopback address, else any."""
+    uvicorn, guards, create_app = web
     app = create_app(conn, names, allowed_hosts=list(allowed_hosts or ())
                      or _default_hosts(host))
     guards.printable_logs()

@@ -2,13 +2,16 @@
 writer applies events, and replays any past step. Read-only; an agent token's page shows
 only that agent's mind (tomc/web/snapshot.py).
 
-    GET /memories/{name}/console?access_token=T        the page (htmx, vendored in static/)
+    GET /memories/{name}/console?access_token=T[&step=N]  the page, live or replaying step N
+                                                       (htmx, vendored in static/)
     GET /memories/{name}/console/panel[?at_step=N]     the panel at now or at step N (HTML)
     GET /memories/{name}/stream?access_token=T[&since=R]  server-sent events: `step` (data:
                                                        the revision) each time it moves
 
 The stream polls the memory's revision key (one GET) every POLL seconds, so an event
 written by any process (the CLI, MCP, another server) reaches the page within that time.
+The page's address names the step it replays (`&step=N`; static/console.js keeps it so),
+so a replayed step can be shared, and the back button returns to the step before.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the routes' signatures, whose
@@ -26,6 +29,7 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from tomc.api import Session
 from tomc.runtime import tokens
 from tomc.web import snapshot
 from tomc.web.memories import Memories
@@ -43,24 +47,49 @@ def static() -> StaticFiles:
     return StaticFiles(directory=Path(__file__).parent / "static")
 
 
+class OutOfDate:
+    """The last step an agent held a false belief, per memory, kept between panels: past
+    steps do not change, so each panel searches only the steps written since the last one
+    (a memory dropped and created again is held by a new session: searched afresh)."""
+
+    def __init__(self):
+        self._known: dict[str, tuple[Session, int, Optional[int]]] = {}
+
+    def last(self, name: str, session: Session, latest: int) -> Optional[int]:
+        """The last step up to `latest` an agent of memory `name` held a false belief
+        (None: none yet); the caller holds the memory (Memories.use), so one at a time."""
+        held, checked, found = self._known.get(name, (None, 0, None))
+        if held is not session or latest < checked:
+            checked, found = 0, None
+        found = snapshot.last_false_step(session, latest, checked, found)
+        self._known[name] = (session, latest, found)
+        return found
+
+
 def router(held: Memories, grant) -> APIRouter:
     """The console's routes; `grant` is the API's token dependency (tomc/web/routes.py)."""
     pages = APIRouter(prefix="/memories/{name}")
     Granted = Annotated[object, Depends(grant)]
+    out_of_date = OutOfDate()
 
     @pages.get("/console", response_class=HTMLResponse, summary="The live console (HTML)")
-    def page(name: str, who: Granted, request: Request) -> HTMLResponse:
-        token = _token(request)
+    def page(name: str, who: Granted, request: Request,
+             step: Annotated[Optional[int], Query(
+                 ge=0, description="Open replaying this step (the address a replayed step "
+                                   "shows, to share); none: live.")] = None) -> HTMLResponse:
         revision = held.revision(name)  # read first: a write after it is streamed
+        shown = _shown(held, out_of_date, name, who.agent, step, _token(request))
         return HTMLResponse(_templates.get_template("console.html").render(
-            name=name, token=token, static=STATIC_PATH, agent=who.agent, revision=revision,
-            panel=_panel(held, name, who.agent, None, token)))
+            **shown, static=STATIC_PATH, agent=who.agent, revision=revision,
+            panel=_templates.get_template("panel.html").render(**shown, oob=False)))
 
     @pages.get("/console/panel", response_class=HTMLResponse,
                summary="The console's panel at now, or at a past step (HTML)")
     def panel(name: str, who: Granted, request: Request,
               at_step: Annotated[Optional[int], Query(ge=0)] = None) -> HTMLResponse:
-        return HTMLResponse(_panel(held, name, who.agent, at_step, _token(request)))
+        # oob: the panel brings the header's "live"/"replaying" along (htmx out of band)
+        return HTMLResponse(_templates.get_template("panel.html").render(
+            **_shown(held, out_of_date, name, who.agent, at_step, _token(request)), oob=True))
 
     @pages.get("/stream", summary="Server-sent events: `step` each time the memory moves",
                response_class=StreamingResponse,
@@ -82,12 +111,16 @@ def _token(request: Request) -> str:
             or request.query_params.get("access_token", ""))
 
 
-def _panel(held: Memories, name: str, agent: Optional[str], at_step: Optional[int],
-           token: str) -> str:
+def _shown(held: Memories, out_of_date: OutOfDate, name: str, agent: Optional[str],
+           at_step: Optional[int], token: str) -> dict:
+    """What the page and the panel render: memory `name` at `at_step` (None: live) as
+    `agent` sees it (None: the supervisor, who alone sees false beliefs, and so the last
+    step with one)."""
     with held.use(name, agent) as session:
         shown = (snapshot.agent if agent else snapshot.supervisor)(session, at_step)
-    return _templates.get_template("panel.html").render(
-        name=name, token=token, s=shown, live=at_step is None, graph=_graph(shown))
+        last_false = None if agent else out_of_date.last(name, session, shown["latest"])
+    return {"name": name, "token": token, "s": shown, "live": at_step is None,
+            "graph": _graph(shown), "last_false": last_false}
 
 
 async def _steps(held: Memories, name: str, request: Request,

@@ -10,6 +10,7 @@ through the Session and the analyses the CLI and MCP use:
     agent(session, at_step) -> the same keys, from that agent's own mind only (its chains,
         the events it witnessed); no one else's mind, no truth, no false beliefs, no
         receipts (they read the sender's and the receiver's minds).
+    last_false_step(session, latest) -> the last step an agent held a false belief, or None
 """
 
 from __future__ import annotations
@@ -69,6 +70,17 @@ def agent(session: Session, at_step: Optional[int]) -> dict:
             "readiness": _readiness(session, [me], step),
             "handoffs": [{**event_json(e), "receipt": None}
                          for e in events if e.kind == "handoff"]}
+
+
+def last_false_step(session: Session, latest: int, after: int = 0,
+                    found: Optional[int] = None) -> Optional[int]:
+    """The last step from `latest` down to `after` + 1 after which an agent held a false
+    belief (depth 1, as **Out of date** lists them), else `found` (the answer up to
+    `after`). Newest first: a memory whose latest step has one costs one read."""
+    for step in range(latest, after, -1):
+        if false_beliefs(session.view(step), 1).found:
+            return step
+    return found
 
 
 def _receipt(session: Session, event) -> dict:

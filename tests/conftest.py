@@ -21,6 +21,14 @@ SCENARIOS = REPO / "scenarios"
 collect_ignore_glob = ["golden/*.tom"]
 
 
+def pytest_configure(config):
+    """The quick run (`-m "not slow"`, README "Run the tests") checks each property on 20
+    generated examples instead of 100, unless HYPOTHESIS_PROFILE chooses (tests/strategies.py
+    reads it when the property tests are collected, after this)."""
+    if "not slow" in (config.getoption("markexpr") or ""):
+        os.environ.setdefault("HYPOTHESIS_PROFILE", "quick")
+
+
 def pytest_collection_modifyitems(config, items):
     """The cluster tests (6 servers of their own) run only when a marker expression names
     them (`-m cluster`): so `-m "not slow"` means what it says, and leaves them out too."""

@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 
 REQUIRED = ["write_roundtrip_p50_ms", "read_roundtrip_p50_ms", "event_p50_ms", "event_p99_ms",
@@ -22,6 +24,7 @@ REQUIRED = ["write_roundtrip_p50_ms", "read_roundtrip_p50_ms", "event_p50_ms", "
             "served_over_in_process", "used_bytes_per_5_agent_memory", "writers_8_over_1"]
 
 
+@pytest.mark.slow
 def test_smoke_run_writes_every_required_figure_as_a_number(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     done = subprocess.run([sys.executable, "-m", "eval.bench", "--smoke", "--out",

@@ -304,6 +304,7 @@ with Session.attach(name) as memory:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["writers", "applier"])
 def test_eight_writers_one_history_equal_to_the_reference(db, fresh, path):
     """8 processes x 1,000 events, committing themselves (taking turns) or submitting to

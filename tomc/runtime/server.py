@@ -25,11 +25,9 @@ every mind. Whoever can read the data folder is the administrator; connections t
 in a data folder use its secret (tomc/runtime/connection.py).
 
 Agents' ACL users live in `DATA/users.acl` (`--aclfile`: users are not in the AOF, and
-survive a restart only there: docs/falkordb.md checks 5.10/5.11). The AOF is rewritten once
-its log (the writes since the last rewrite) passes AOF_REWRITE_MIN and a tenth of the
-snapshot, and at a clean stop that leaves AOF_COMPACT_MIN of log, so a restart loads a
-snapshot and replays a short log, not every write ever made: a replayed event runs its
-statements again (about 1 ms each) where a snapshot loads it in microseconds (check 2.14).
+survive a restart only there: docs/falkordb.md checks 5.10/5.11). The AOF's log is kept
+short (tomc/runtime/aof.py: rewritten by size while the server runs, and at a clean stop),
+so a restart loads a snapshot and replays a few hundred events, not every write ever made.
 
 Nobody talks to a loading server (docs/falkordb.md check 2.12): FalkorDB aborts when a client
 command reaches the server while it replays a MULTI/EXEC of the AOF. So the server starts on a
@@ -59,6 +57,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tomc.runtime import aof
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.processes import process_alive, process_start, same_process, servers_of, serves
 
@@ -75,12 +74,6 @@ START_TIMEOUT_S = float(os.environ.get("TOMC_START_TIMEOUT", "60"))
 _SOCKET_LIMIT = 104 if sys.platform == "darwin" else 108
 _SOCKET_MAX = 100  # the default socket's path, at most (else one under /tmp)
 _LOADING = ".loading"  # the socket's name while the server loads (`loading_socket`)
-AOF_REWRITE_MIN = "16mb"
-# Rewrite once the log grows by this share of the snapshot (redis's default is 100: a log as
-# large as the snapshot, which at 100,000 events took over a minute to replay, check 2.14).
-AOF_REWRITE_PERCENT = "10"
-AOF_COMPACT_TIMEOUT_S = 60.0
-AOF_COMPACT_MIN = 16 * 1024 * 1024  # bytes of log since the last rewrite worth one at a stop
 # What redis-server logs once it has loaded its data and serves (redis 7+, 8.x).
 READY_LINE = "Ready to accept connections"
 FSYNC_MODES = ("everysec", "always")
@@ -196,6 +189,7 @@ class EmbeddedServer:
     _folder_lock: Optional[object] = None  # a filelock.FileLock while we own the folder
     _watchdog: Optional[subprocess.Popen] = None
     _watchdog_pipe: Optional[int] = None  # the write end the watchdog waits on
+    _log_bound: Optional[aof.LogBound] = None  # keeps the AOF's log short while it serves
 
     def __post_init__(self):
         # absolute, not resolved: a symlink loop is reported when the folder is used
@@ -262,8 +256,7 @@ class EmbeddedServer:
             "--dir", str(self.data_dir), "--daemonize", "no",
             "--pidfile", str(self.pid_path), "--logfile", "redis.log",
             "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "",
-            "--auto-aof-rewrite-percentage", AOF_REWRITE_PERCENT,
-            "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN,
+            *aof.server_args(),
             "--aclfile", str(acl_file),
             "--maxmemory", f"{self.max_memory_mb}mb", "--maxmemory-policy", "noeviction",
             "--proto-max-bulk-len", MAX_BULK,
@@ -287,6 +280,7 @@ class EmbeddedServer:
         self._wait_loaded(log_start)
         os.replace(loading, self.socket_path)  # now clients may reach it
         self._wait_ready()
+        self._log_bound = aof.LogBound(self.socket_path, self.secret).start()
         if self._watchdog is not None and self._watchdog.poll() is not None:
             # It could not run (its output goes nowhere): the server still serves, but
             # would outlive a killed owner until the next start on the folder stops it.
@@ -435,6 +429,9 @@ class EmbeddedServer:
         """SHUTDOWN (the AOF is flushed), then wait; SIGKILL only if it does not exit in 10 s.
         A server that exited on its own (a full disk, a crash) leaves its `serving.json`, so
         that other commands say it is gone instead of starting a server of their own."""
+        if self._log_bound is not None:
+            self._log_bound.stop()
+            self._log_bound = None
         died = self.process is not None and self.process.poll() is not None
         if not died:
             try:
@@ -445,7 +442,7 @@ class EmbeddedServer:
             logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
                 client = _client(self.socket_path, self.secret)
-                compact_aof(client)
+                aof.compact(client)
                 client.shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
                 self.process.send_signal(signal.SIGTERM)
@@ -571,29 +568,6 @@ def _wait_gone(pid: int, seconds: float) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-def compact_aof(client: redis.Redis, timeout_s: float = AOF_COMPACT_TIMEOUT_S) -> None:
-    """Rewrite the AOF as a snapshot when at least AOF_COMPACT_MIN bytes were logged since
-    the last one, and wait (up to `timeout_s`) for the rewrite: the next start loads the
-    snapshot instead of replaying that much. Below it the log replays in a moment, and a
-    rewrite would cost every stop (a command's embedded server) the whole data set."""
-    info = client.info("persistence")
-    logged = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
-    if not info.get("aof_enabled") or logged < AOF_COMPACT_MIN:
-        return
-    try:
-        client.bgrewriteaof()
-    except redis.ResponseError:  # one is already running: wait for it below
-        pass
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        info = client.info("persistence")
-        if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
-            return
-        time.sleep(0.02)
-    logger.warning("the AOF rewrite did not end within %.0f s: the next start replays the log",
-                   timeout_s)
 
 
 def _log_size(data_dir: Path) -> int:

@@ -176,4 +176,13 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     from tomc.cli.terminal import guard_stdout  # stored text never drives the terminal
     guard_stdout()
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        if done.code != 128 + signal.SIGTERM:
+            raise
+        # Unwound: every server is stopped. Exit now, not once threads blocked in a read
+        # return (the MCP SDK reads stdin in a worker thread until its client closes it).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(done.code)

@@ -12,10 +12,13 @@ from typing import Callable, Optional, Sequence
 import typer
 
 from tomc.cli.common import (
+    ALLOWED_HOST_OPTION,
     DATA_OPTION,
     DB_OPTION,
     EXIT_BAD_INPUT,
     EXIT_OK,
+    HOST_OPTION,
+    answered_hosts,
     database,
     fail,
 )
@@ -24,16 +27,8 @@ from tomc.memory import catalog as memories
 from tomc.runtime.connection import Database, shown_url
 
 PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")
-ALLOWED_HOST_OPTION = typer.Option(
-    None, "--allowed-host", help="A Host header to answer (repeatable; e.g. memory.example.com "
-                                 "behind a proxy). Default: the loopback names when --host is "
-                                 "a loopback address, else any.")
 # A console's token lapses this long after the console last renewed it (kill -9).
 CONSOLE_TOKEN_S = 60.0
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-HOST_OPTION = typer.Option("127.0.0.1", "--host",
-                           help="Address to listen on (0.0.0.0: every interface; put TLS in "
-                                "front, tokens travel in headers).")
 CREATE_OPTION = typer.Option(False, "--create",
                              help="Create a memory named that does not exist (default policy).")
 
@@ -122,13 +117,6 @@ def _renew(conn: Database, token_id: str) -> None:
                    err=True)
 
 
-def _default_hosts(host: str) -> Optional[list[str]]:
-    """The Host headers answered when none are given: on a loopback address its names (a
-    web page elsewhere cannot reach it through a name it controls: DNS rebinding); else
-    any (None)."""
-    return [*LOOPBACK, "[::1]"] if host in LOOPBACK else None
-
-
 def _exist(conn: Database, names: Sequence[str], create: bool) -> None:
     """Each memory named exists, or is made now with the default policy when `create`. A
     missing one is bad input, naming the database looked in: a typo, or a server started
@@ -167,8 +155,7 @@ def _serve(conn: Database, web: tuple, names: Optional[Sequence[str]], host: str
     Host header is not one of `allowed_hosts` are refused (400); by default the loopback
     names when `host` is a loopback address, else any."""
     uvicorn, guards, create_app = web
-    app = create_app(conn, names, allowed_hosts=list(allowed_hosts or ())
-                     or _default_hosts(host))
+    app = create_app(conn, names, allowed_hosts=answered_hosts(host, allowed_hosts))
     guards.printable_logs()
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            timeout_graceful_shutdown=1,

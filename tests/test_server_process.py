@@ -22,7 +22,8 @@ from tomc.memory import catalog
 from tomc.runtime import watchdog
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.processes import process_alive, process_start, same_process, servers_of
+from tomc.runtime.processes import (process_alive, process_start, same_process, servers_of,
+                                    wait_gone)
 from tomc.runtime.server import EmbeddedServer, serving
 
 
@@ -32,16 +33,6 @@ def env(monkeypatch) -> dict:
     monkeypatch.delenv("FALKORDB_URL", raising=False)
     return {**{k: v for k, v in os.environ.items() if k != "FALKORDB_URL"},
             "PYTHONPATH": str(REPO)}
-
-
-def wait_gone(pid: int, seconds: float = 30.0) -> bool:
-    """Whether process `pid` (not necessarily our child) ended within `seconds`."""
-    deadline = time.monotonic() + seconds
-    while process_alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def wait_for_memory(data, owner: subprocess.Popen, name: str) -> int:
@@ -75,7 +66,7 @@ def test_a_killed_tomc_mcp_leaves_no_server_running(tmp_path, env, signum):
         assert (data / "tomc.lock").stat().st_mode & 0o777 == 0o600
         mcp.send_signal(signum)
         # SIGKILL: the watchdog stops it; SIGTERM: tomc unwinds and stops it itself
-        assert wait_gone(server), f"FalkorDB (pid {server}) outlived its killed owner"
+        assert wait_gone(server, 30), f"FalkorDB (pid {server}) outlived its killed owner"
         # and the process is gone too, its stdin still open (the MCP SDK's thread blocked
         # reading it does not keep it: tomc/cli/main.py)
         assert mcp.wait(timeout=30) == (-signal.SIGKILL if signum == signal.SIGKILL else 143)
@@ -140,7 +131,7 @@ def test_a_killed_tomc_serve_leaves_its_server_serving(tmp_path, env):
         serve.wait()
         serve.stderr.close()
     os.kill(server, signal.SIGTERM)
-    assert wait_gone(server)
+    assert wait_gone(server, 30)
 
 
 # Run in a process whose audit hook refuses tomc's own code any path under /proc (psutil's

@@ -10,6 +10,7 @@ psutil is imported on first use: 15 ms that most commands never need.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -34,6 +35,17 @@ def process_alive(pid: int) -> bool:
         return False
     except psutil.AccessDenied:  # another user's process: it exists
         return True
+
+
+def wait_gone(pid: int, seconds: float) -> bool:
+    """Wait up to `seconds` for process `pid` (not necessarily a child) to end; whether it
+    did (`process_alive`: a zombie is gone)."""
+    deadline = time.monotonic() + seconds
+    while process_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def process_start(pid: int) -> Optional[float]:

@@ -59,7 +59,8 @@ from redis.retry import Retry
 
 from tomc.runtime import aof
 from tomc.runtime.errors import DatabaseUnavailable
-from tomc.runtime.processes import process_alive, process_start, same_process, servers_of, serves
+from tomc.runtime.processes import (process_alive, process_start, same_process, servers_of,
+                                    serves, wait_gone)
 
 NODE_CREATION_BUFFER = 128
 # The module's arguments. `NODE_CREATION_BUFFER 128`: a third of the memory per small graph
@@ -489,13 +490,13 @@ class EmbeddedServer:
                 _client(self.socket_path, admin_secret(self.data_dir)).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
                 pass
-        if _wait_gone(pid, 2.0):
+        if wait_gone(pid, 2.0):
             return
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             return
-        _wait_gone(pid, 10.0)
+        wait_gone(pid, 10.0)
 
     def _lock(self) -> None:
         """Own the data folder: an exclusive lock on `DATA/tomc.lock` (mode 600), taken
@@ -558,16 +559,6 @@ def serving(data_dir: Path) -> Optional[Path]:
         + (f" (its log ends: {last})" if last else "")
         + f"; start it again with `tomc serve --data {folder}` (tomc does not start a "
           f"second server on a folder a server owns)")
-
-
-def _wait_gone(pid: int, seconds: float) -> bool:
-    """Wait up to `seconds` for process `pid` to end; whether it did."""
-    deadline = time.monotonic() + seconds
-    while process_alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _log_size(data_dir: Path) -> int:

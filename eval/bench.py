@@ -34,8 +34,8 @@ machine, and never a round trip stretched by the section's own load (issue 27). 
   started for it), beside `python -c pass` run in turn with them (eval/startup.py).
 
 Writes `bench.json` (every required key is a number) and `bench.md` (the table) into
-`--out` (default eval/results). Exit 0 when it ran (goals met or not: bench.md says), 3
-if FalkorDB is unavailable.
+`--out` (default eval/out; `--out eval/results` replaces the committed results). Exit 0
+when it ran (goals met or not: bench.md says), 3 if FalkorDB is unavailable.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ same settings (AOF, fsync everysec; eval/local_cluster.py), then measures:
   killed with -9: seconds until a replica is promoted, until the writer commits again, and
   how many acknowledged events are missing (or doubled) afterwards.
 
-Writes cluster.json and cluster.md into --out (default eval/results).
+Writes cluster.json and cluster.md into --out (default eval/out; `--out eval/results`
+replaces the committed results).
 """
 
 from __future__ import annotations

@@ -53,8 +53,12 @@ def serve_env() -> dict:
 
 def serve(data: Path) -> tuple[subprocess.Popen, dict]:
     """`tomc serve --data DATA` once it says where it listens: (the process, serving.json)."""
+    data.mkdir(parents=True, exist_ok=True)
+    # Its messages to a file: a pipe nobody drains would block it after 64 KB.
+    errors = open(data.parent / "serve.err", "a+", encoding="utf-8")
     process = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--data", str(data)],
-                               env=serve_env(), stderr=subprocess.PIPE, text=True)
+                               env=serve_env(), stderr=errors, text=True)
+    process.errors = errors
     deadline = time.monotonic() + SERVE_TIMEOUT_S
     while time.monotonic() < deadline:
         info = data / "serving.json"  # a killed server's is left: wait for ours
@@ -65,8 +69,9 @@ def serve(data: Path) -> tuple[subprocess.Popen, dict]:
         if found and found["owner"] == process.pid:
             return process, found
         if process.poll() is not None:
+            errors.seek(0)
             raise ServeFailed(f"tomc serve exited {process.returncode}: "
-                              f"{process.stderr.read()}\nredis.log ends: {log_tail(data)}")
+                              f"{errors.read()[-2000:]}\nredis.log ends: {log_tail(data)}")
         time.sleep(0.05)
     raise ServeFailed(f"tomc serve did not start within {SERVE_TIMEOUT_S} s")
 
@@ -76,6 +81,7 @@ class ServeFailed(Exception):
 
 
 def log_tail(data: Path, lines: int = 15) -> str:
+    """The last `lines` lines of the folder's redis.log."""
     try:
         return "\n".join((data / "redis.log").read_text(errors="replace").splitlines()[-lines:])
     except OSError:
@@ -91,7 +97,7 @@ def stop(process: subprocess.Popen, info: dict, clean: bool) -> None:
         os.kill(info["pid"], signal.SIGKILL)
         process.kill()
         process.wait()
-    process.stderr.close()
+    process.errors.close()
 
 
 class Pollers:
@@ -100,6 +106,7 @@ class Pollers:
 
     def __init__(self, path: Path, threads: int = 2):
         self.path, self.stop, self.answered = str(path), threading.Event(), 0
+        self._count = threading.Lock()
         self.threads = [threading.Thread(target=self._poll, daemon=True)
                         for _ in range(threads)]
 
@@ -125,7 +132,8 @@ class Pollers:
                     conn.connect(self.path)
                     conn.sendall(commands[n % 2])
                     if conn.recv(256):
-                        self.answered += 1
+                        with self._count:
+                            self.answered += 1
             except OSError:
                 pass
 
@@ -148,6 +156,7 @@ def admin(info: dict, data: Path) -> redis.Redis:
 
 
 def falkordb_version(info: dict, data: Path) -> str:
+    """The FalkorDB version of a served folder, e.g. `4.16.3`."""
     client = admin(info, data)
     try:
         for module in client.module_list():
@@ -179,6 +188,7 @@ def write(url: str, texts, count: int, agents: list[str], declare: bool = False,
 
 def run(events: int, restarts: int, agent_count: int,
         progress: Callable[[str], None] = lambda line: None) -> dict:
+    """The whole run (module docstring): the document written as restarts-VERSION.json."""
     agents = agent_names(agent_count)
     texts = mixed_events(agents, 10**9)
     rounds, crashes, differ = [], 0, 0
@@ -216,7 +226,7 @@ def run(events: int, restarts: int, agent_count: int,
                 progress(f"restart {n + 1}/{restarts} ({rounds[-1]['stop']}): "
                          f"{took:.2f} s, answers {'the same' if same else 'DIFFER'}")
             log = (data / "redis.log").read_text(errors="replace")
-            crashes += log.count("ASSERTION FAILED")
+            crashes = max(crashes, log.count("ASSERTION FAILED"))  # a failed start once
         finally:
             if process.poll() is None:
                 stop(process, info, clean=True)
@@ -231,6 +241,7 @@ def run(events: int, restarts: int, agent_count: int,
 
 
 def render(doc: dict, command: str) -> str:
+    """The results page."""
     lines = [f"# Restarts of a served memory: FalkorDB {doc['falkordb']}", "",
              f"`{command}` (eval/restarts.py), Python {doc['machine']['python']}, "
              f"{doc['machine']['cpus']} cores. {doc['agents']} agents; {doc['events_first']} "
@@ -256,13 +267,17 @@ def render(doc: dict, command: str) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    """Run, write the results, print the page; 0 when nothing crashed or differed."""
     parser = argparse.ArgumentParser(prog="python -m eval.restarts",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--restarts", type=int, default=20)
-    parser.add_argument("--agents", type=int, default=5)
+    parser.add_argument("--agents", type=int, default=5, help="at least 5 (the answers read "
+                        "depth-2 beliefs about the fifth)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
+    if args.agents < 5:
+        parser.error("--agents must be at least 5")
     doc = run(args.events, args.restarts, args.agents,
               lambda line: print(line, file=sys.stderr, flush=True))
     command = (f"python -m eval.restarts --events {args.events} --restarts {args.restarts} "

@@ -16,7 +16,8 @@ compare the same minutes of a shared machine:
 - **index query alone**: the one-hit `read_search.cypher` on one mind graph.
 
 The first search made the full-text indexes (not measured). Writes `search.json` and
-`search.md` into `--out` (default eval/results).
+`search.md` into `--out` (default eval/out; `--out eval/results` replaces the committed
+results).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ built and the unit is not started by systemd; instead:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -370,12 +371,13 @@ def _docker(*arguments: str, timeout: float = 60) -> subprocess.CompletedProcess
                           timeout=timeout)
 
 
+@functools.cache
 def _engine_skip() -> Optional[str]:
     """Why the image cannot be built here, or None (a container engine that answers)."""
     if shutil.which("docker") is None:
         return "no docker CLI"
     try:
-        info = _docker("info", "--format", "{{.ServerVersion}}", timeout=30)
+        info = _docker("info", "--format", "{{.ServerVersion}}", timeout=10)
     except subprocess.TimeoutExpired:
         return "the docker engine does not answer"
     return None if info.returncode == 0 else \

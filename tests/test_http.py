@@ -295,11 +295,13 @@ def test_tomc_http_refuses_bad_input(db):
 
 
 def tomc(*args: str, before: str = "") -> subprocess.CompletedProcess:
-    """`tomc ARGS`, in a process of its own that first runs `before` (Python)."""
+    """`tomc ARGS`, in a process of its own that first runs `before` (Python); FALKORDB_URL
+    left out (ARGS say where: --db or --data)."""
+    env = {k: v for k, v in os.environ.items() if k != "FALKORDB_URL"}
     return subprocess.run([sys.executable, "-c", f"{before}\nimport sys\n"
                            "from tomc.cli.main import main\nsys.argv[0] = 'tomc'\nmain()",
                            *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+                          env={**env, "PYTHONPATH": str(REPO)})
 
 
 def test_http_and_console_refuse_a_memory_that_does_not_exist_unless_created(db, fresh,

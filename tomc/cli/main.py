@@ -183,6 +183,9 @@ def main() -> None:
             raise
         # Unwound: every server is stopped. Exit now, not once threads blocked in a read
         # return (the MCP SDK reads stdin in a worker thread until its client closes it).
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:  # the reader is gone (a client that closed its end)
+                pass
         os._exit(done.code)

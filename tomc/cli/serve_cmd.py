@@ -186,6 +186,8 @@ def _check(folder: Path) -> None:
     and exit 3. It connects as any client of the folder does (its socket, its admin secret),
     never starts a server, and waits at most CHECK_TIMEOUT_S."""
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
     from tomc.runtime.server import SECRET, folder_secret, serving
 
@@ -197,7 +199,8 @@ def _check(folder: Path) -> None:
         fail(f"unhealthy: no `tomc serve` runs on {folder} (no serving.json)", EXIT_NO_DATABASE)
     client = redis.Redis(unix_socket_path=str(path), password=folder_secret(folder / SECRET),
                          socket_timeout=CHECK_TIMEOUT_S,
-                         socket_connect_timeout=CHECK_TIMEOUT_S)
+                         socket_connect_timeout=CHECK_TIMEOUT_S,
+                         retry=Retry(NoBackoff(), 0))  # one try: the bound is the bound
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:

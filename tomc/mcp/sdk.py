@@ -23,7 +23,10 @@ except ModuleNotFoundError as err:
     from mcp.server.fastmcp import FastMCP as MCPServer
     SDK_V2 = False
 
-__all__ = ["MCPServer", "SDK_V2", "new_server", "run"]
+__all__ = ["LOOPBACK_HOSTS", "MCPServer", "SDK_V2", "new_server", "run"]
+
+# The Host names of the loopback interface, answered by default (DNS rebinding).
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 def new_server(name: str, title: str, instructions: str) -> MCPServer:
@@ -36,7 +39,7 @@ def new_server(name: str, title: str, instructions: str) -> MCPServer:
 
 def run(server: MCPServer, http_port: Optional[int] = None,
         gate: Optional[Callable] = None, host: str = "127.0.0.1",
-        hosts: Optional[Sequence[str]] = ("127.0.0.1", "localhost", "[::1]")) -> None:
+        hosts: Optional[Sequence[str]] = LOOPBACK_HOSTS) -> None:
     """Serve on stdio, or streamable HTTP on http://HOST:PORT/mcp (v1 takes the address as
     settings, v2 as arguments), its ASGI app wrapped in `gate(app)` (the bearer token
     check: tomc/mcp/bearer.py) when given, answering only requests whose Host header (and

@@ -31,7 +31,7 @@ from tomc.mcp.bearer import BearerGate
 from tomc.mcp.describe import prompt, resource
 from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
-from tomc.mcp.sdk import MCPServer, new_server, run
+from tomc.mcp.sdk import LOOPBACK_HOSTS, MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
 from tomc.runtime.connection import connect, shown_url
 
@@ -134,7 +134,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
 
 
 def serve(server: MemoryServer, http_port: Optional[int] = None, host: str = "127.0.0.1",
-          hosts: Optional[Sequence[str]] = ("127.0.0.1", "localhost", "[::1]")) -> None:
+          hosts: Optional[Sequence[str]] = LOOPBACK_HOSTS) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP on
     http://HOST:PORT/mcp, every request with a bearer token of this memory and mode, and a
     Host header naming one of `hosts`, None: any)."""

@@ -5,8 +5,8 @@ The AOF is a snapshot and the log of writes since it. Loading the snapshot is fa
 again, and costs far more per event than the event did (12-16 ms an event at 100,000
 events, docs/falkordb.md check 2.14). So the log is kept short three ways:
 
-- redis rewrites the AOF by itself once the log passes REWRITE_MIN and REWRITE_PERCENT of
-  the snapshot (`server_args`; redis's default, 100, let a 100,000-event memory's log take
+- redis rewrites the AOF by itself once the whole AOF passes REWRITE_MIN and its log
+  REWRITE_PERCENT of the snapshot (`server_args`; redis's default, 100, let a 100,000-event memory's log take
   over a minute to replay): this holds whoever runs the server, even after its owner died;
 - `LogBound`, a thread of the server's owner, asks for a rewrite whenever the log passes
   LOG_MAX, however large the snapshot;
@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Optional
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 logger = logging.getLogger(__name__)
 
@@ -85,16 +87,19 @@ class LogBound:
         self._thread = threading.Thread(target=self._run, name="tomc-aof-bound", daemon=True)
 
     def start(self) -> "LogBound":
+        """Begin looking (every `every_s`); returns self."""
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Stop looking; returns once the thread has (a look in progress ends within the
+        connection's 5 s timeout)."""
         self._stop.set()
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
         client = redis.Redis(unix_socket_path=str(self.socket_path), password=self.secret,
-                             socket_timeout=10)
+                             socket_timeout=5, retry=Retry(NoBackoff(), 0))
         try:
             while not self._stop.wait(self.every_s):
                 try:

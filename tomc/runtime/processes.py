@@ -3,7 +3,8 @@ process runs, when it started (a pid is reused: a process is the one a file name
 start time matches too), and which redis-servers work in a data folder.
 
 Used by the embedded server (tomc/runtime/server.py), its watchdog (tomc/runtime/watchdog.py)
-and the cleanup of graphs a killed run was building (tomc/runtime/executor.py, forks.py).
+and, through the server module, the cleanup of graphs a killed run was building
+(tomc/runtime/executor.py, forks.py).
 psutil is imported on first use: 15 ms that most commands never need.
 """
 

@@ -505,8 +505,10 @@ class EmbeddedServer:
         one) holds it."""
         from filelock import FileLock, Timeout  # 40 ms of imports: only when a server starts
 
-        # Not thread-local: a server may be stopped by another thread than started it.
-        lock = FileLock(self.data_dir / "tomc.lock", mode=0o600, thread_local=False)
+        # Not thread-local: a server may be stopped by another thread than started it. Never
+        # a "soft" lock (a marker file, where flock is missing): a kill -9 would leave it.
+        lock = FileLock(self.data_dir / "tomc.lock", mode=0o600, thread_local=False,
+                        fallback_to_soft=False)
         try:
             lock.acquire(timeout=0)
         except Timeout:

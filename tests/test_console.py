@@ -181,10 +181,14 @@ def test_a_replayed_step_has_an_address_and_the_header_says_live_only_when_it_is
     assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "live"
     browser.back()
     assert says(browser, "showing", "replaying step 3 of 8")
-    browser.get(shared_url)  # the address copied: the same step, in a fresh page
+    # The address copied carries no token (its holder may write): whoever opens it adds
+    # their own, and sees the same step in a fresh page.
+    assert "access_token" not in shared_url and "tomc_" not in shared_url
+    browser.get(f"{shared_url}&access_token={tokens.issue(db, SHARED, None)}")
     assert says(browser, "where", "replay: step 4 of 8")
+    assert "access_token" not in browser.current_url
     link = browser.find_element(By.CSS_SELECTOR, "#e2 a.step").get_attribute("href")
-    assert link.endswith("&step=2")  # a timeline step's link is its address too
+    assert link.endswith("/console?step=2")  # a timeline step's link is its address too
 
 
 def test_the_false_belief_button_goes_to_the_last_step_someone_was_out_of_date(

@@ -1,10 +1,18 @@
-// The console's address names the step it shows (`&step=N`; none: live), so a replayed
-// step can be shared by copying the address, and the back button returns to the step
+// The console's address names the step it shows (`?step=N`; none: live), so a replayed
+// step can be shared by copying the address (without the token), and the back button returns to the step
 // shown before (docs/console.md). htmx loads the panels; this keeps the address and the
 // page's mode (body's data-mode: whether a `step` event reloads the panel) in step.
 (function () {
   "use strict";
   const body = document.body;
+  // The token stays out of the address bar, its history and every link: an address is
+  // shared, a token never (its holder may write). The page keeps it for its own requests
+  // (data-panel, the stream); whoever opens a shared address adds their own.
+  const opened = new URL(location.href);
+  if (opened.searchParams.has("access_token")) {
+    opened.searchParams.delete("access_token");
+    history.replaceState(history.state, "", opened.href);
+  }
   // A panel loaded for the back or forward button: its address is already in the history.
   let restoring = false;
 

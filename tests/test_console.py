@@ -237,3 +237,19 @@ def test_no_cell_is_cut_at_common_widths(db, server, browser, width):
         assert RUMOUR in rivals.text and rivals.is_displayed()
     finally:
         browser.set_window_size(1400, 1000)
+
+
+def test_the_last_false_belief_is_looked_for_only_so_far_back(db, fresh, monkeypatch):
+    """The first page of a long memory searches the last LOOKBACK steps, not every step
+    (each is a view read and an analysis, and the panel waits for them)."""
+    from tomc.api import Session
+    from tomc.web import console as page
+
+    name = fresh("console_lookback")
+    with Session.attach(name, db=db, policy=str(SCENARIOS / "release_policy.tom")) as session:
+        session.apply(SHARED_STORY)  # Maya out of date after step 4, told at step 5
+        session.apply("\n".join(["Billing waits"] * 12))
+        latest = session.step
+        assert page.OutOfDate().last(name, session, latest) == 4
+        monkeypatch.setattr(page, "LOOKBACK", 10)
+        assert page.OutOfDate().last(name, session, latest) is None

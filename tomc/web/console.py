@@ -47,10 +47,17 @@ def static() -> StaticFiles:
     return StaticFiles(directory=Path(__file__).parent / "static")
 
 
+# How far back the console looks for the last false belief: each step searched is a view
+# read and an analysis, and the panel waits for them (a memory of 100,000 steps, none out
+# of date, would otherwise be searched whole on the first page).
+LOOKBACK = 200
+
+
 class OutOfDate:
     """The last step an agent held a false belief, per memory, kept between panels: past
-    steps do not change, so each panel searches only the steps written since the last one
-    (a memory dropped and created again is held by a new session: searched afresh)."""
+    steps do not change, so each panel searches only the steps written since the last one,
+    and never more than the last LOOKBACK (a memory dropped and created again is held by a
+    new session: searched afresh)."""
 
     def __init__(self):
         self._known: dict[str, tuple[Session, int, Optional[int]]] = {}
@@ -61,7 +68,8 @@ class OutOfDate:
         held, checked, found = self._known.get(name, (None, 0, None))
         if held is not session or latest < checked:
             checked, found = 0, None
-        found = snapshot.last_false_step(session, latest, checked, found)
+        found = snapshot.last_false_step(session, latest, max(checked, latest - LOOKBACK),
+                                         found)
         self._known[name] = (session, latest, found)
         return found
 
@@ -120,7 +128,7 @@ def _shown(held: Memories, out_of_date: OutOfDate, name: str, agent: Optional[st
         shown = (snapshot.agent if agent else snapshot.supervisor)(session, at_step)
         last_false = None if agent else out_of_date.last(name, session, shown["latest"])
     return {"name": name, "token": token, "s": shown, "live": at_step is None,
-            "graph": _graph(shown), "last_false": last_false}
+            "graph": _graph(shown), "last_false": last_false, "lookback": LOOKBACK}
 
 
 async def _steps(held: Memories, name: str, request: Request,

@@ -17,6 +17,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     vscode.commands.registerCommand("tom.restartServer", restart),
+    // Trusted now: a server path into the folder may run (resolveServer).
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration("tom.server")) {
         void restart();
@@ -39,6 +41,8 @@ async function start(): Promise<void> {
       settings.get<string>("path", DEFAULT_COMMAND),
       settings.get<string[]>("args", DEFAULT_ARGS),
       folder,
+      process.env,
+      vscode.workspace.isTrusted,
     );
   } catch (err) {
     if (err instanceof ServerNotFound) {

@@ -18,14 +18,26 @@ export class ServerNotFound extends Error {}
 
 /** The `tom.server.path` setting as a file to run: `~` and `${workspaceFolder}` expanded, a
  * relative path (one with a separator, e.g. `.venv/bin/tomc`) taken from the workspace
- * folder, a bare name looked up on PATH. Throws ServerNotFound with the fix to apply. */
+ * folder, a bare name looked up on PATH. In a folder VS Code does not trust (`trusted`
+ * false), a path into the folder is refused: a cloned repository would pick the program
+ * run, whoever's setting names it. Throws ServerNotFound with the fix to apply. */
 export function resolveServer(
   setting: string,
   args: string[],
   workspaceFolder: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  trusted = true,
 ): ServerCommand {
   const given = setting.trim() || DEFAULT_COMMAND;
+  const intoFolder = given.includes("${workspaceFolder}") ||
+    (/[\\/]/.test(given) && !path.isAbsolute(given) && !given.startsWith("~"));
+  if (!trusted && intoFolder) {
+    throw new ServerNotFound(
+      `tom.server.path is "${given}", a program in this folder, which VS Code does not ` +
+        `trust: trust the folder (Workspaces: Manage Workspace Trust), or set ` +
+        `tom.server.path to an absolute path or a command on PATH.`,
+    );
+  }
   let expanded = given.replace(/^~(?=$|[\\/])/, os.homedir());
   if (expanded.includes("${workspaceFolder}")) {
     if (!workspaceFolder) {

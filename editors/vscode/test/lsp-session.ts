@@ -49,6 +49,16 @@ async function main(): Promise<void> {
   );
   console.log("ok: a missing command says: install tomc[lsp] or set tom.server.path");
 
+  // A folder VS Code does not trust picks no program: a path into it is refused, whoever's
+  // setting names it (a command on PATH or an absolute path still runs).
+  for (const into of ["${workspaceFolder}/.venv/bin/tomc", ".venv/bin/tomc"]) {
+    assert.throws(
+      () => resolveServer(into, ["lsp"], workspace, process.env, false),
+      (err: Error) => err instanceof ServerNotFound && err.message.includes("does not trust"),
+    );
+  }
+  console.log("ok: an untrusted folder's own program is refused");
+
   const server = resolveServer(
     process.env.TOM_SERVER_PATH ?? settings["tom.server.path"].default,
     settings["tom.server.args"].default,

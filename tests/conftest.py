@@ -22,7 +22,7 @@ collect_ignore_glob = ["golden/*.tom"]
 
 
 def pytest_configure(config):
-    """The quick run (`-m "not slow"`, README "Run the tests") checks each property on 20
+    """The quick run (`-m "not slow"`, README "Run the tests") checks each property on 10
     generated examples instead of 100, unless HYPOTHESIS_PROFILE chooses (tests/strategies.py
     reads it when the property tests are collected, after this)."""
     if "not slow" in (config.getoption("markexpr") or ""):

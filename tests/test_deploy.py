@@ -35,6 +35,7 @@ import yaml
 
 from conftest import REPO
 from tomc.api import Session
+from tomc.runtime.connection import connect
 
 DEPLOY = REPO / "deploy"
 TOMC = Path(sys.executable).with_name("tomc")
@@ -101,7 +102,9 @@ def test_the_units_command_serves_privately_and_stops_on_its_kill_signal(tmp_pat
                  for a in arguments]
     process = _serve([str(TOMC), *arguments], data, preexec_fn=lambda: os.umask(0o077))
     try:
-        with Session.attach("unit", db=f"unix://{data / 'redis.sock'}") as live:
+        # through the folder, as every tomc command finds its server (a long folder's
+        # socket is under /tmp)
+        with connect(None, data) as conn, Session.attach("unit", db=conn) as live:
             live.apply("agents A, B\nA tells B k.s = 1")
     finally:
         code = _stop(process, float(unit["TimeoutStopSec"]))

@@ -24,7 +24,7 @@ from tomc.cli.common import (
 )
 from tomc.cli.extras import needs_extra
 from tomc.memory import catalog as memories
-from tomc.runtime.connection import Database, shown_url
+from tomc.runtime.connection import Database
 
 PORT_OPTION = typer.Option(8780, "--port", min=1, max=65535, help="Port to listen on.")
 # A console's token lapses this long after the console last renewed it (kill -9).
@@ -125,13 +125,13 @@ def _exist(conn: Database, names: Sequence[str], create: bool) -> None:
         if memories.read(conn, name) is not None:
             continue
         if not create:
-            fail(f"no memory called {name!r} on {shown_url(conn.url)} (give --create to make "
+            fail(f"no memory called {name!r} on {conn.place} (give --create to make "
                  "it, or --db/--data for where it is kept; `tomc memory list` lists them)",
                  EXIT_BAD_INPUT)
         from tomc.api import Session, TomError
         try:
             with Session.attach(name, db=conn, create=True):
-                typer.echo(f"tomc: created memory {name!r} on {shown_url(conn.url)}", err=True)
+                typer.echo(f"tomc: created memory {name!r} on {conn.place}", err=True)
         except TomError as err:  # a name no memory may have
             fail(str(err), EXIT_BAD_INPUT)
 

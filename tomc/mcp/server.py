@@ -33,7 +33,7 @@ from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
 from tomc.mcp.sdk import LOOPBACK_HOSTS, MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
-from tomc.runtime.connection import connect, shown_url
+from tomc.runtime.connection import connect
 
 SUPERVISOR_INSTRUCTIONS = """\
 Theory-of-mind memory "{name}" (tomc): who believes what, what each agent thinks the others \
@@ -88,8 +88,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
                 return attached()
             except LookupError as err:  # say where it looked (a client's environment may
                 raise LookupError(      # name no folder: the default one)
-                    f"{err.args[0] if err.args else err} on "
-                    f"{shown_url(database.url)}") from None
+                    f"{err.args[0] if err.args else err} on {database.place}") from None
 
         def attached() -> tuple[Session, ...]:
             made = ExitStack()

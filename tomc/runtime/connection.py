@@ -116,6 +116,14 @@ class Database:
         self._login: Optional[tuple[str, str]] = None  # an ACL user's (as_user)
         # Reads inside MULTI/EXEC (`reads`); not an agent's user (`as_user`).
         self.reads_together = True
+        # The data folder whose server this is (`connect` without a URL), for messages.
+        self.folder: Optional[Path] = None
+
+    @property
+    def place(self) -> str:
+        """Where this database is, for messages: its data folder when it is one's (a long
+        folder's socket lives elsewhere, under /tmp), else its URL without the password."""
+        return f"data folder {self.folder}" if self.folder else shown_url(self.url)
 
     def graph(self, name: str) -> falkordb.Graph:
         """The graph called `name` (created on first write)."""
@@ -627,6 +635,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None,
         logger.info("connecting to the server of %s (tomc serve) on %s", folder, served)
         db = from_socket(served, password=folder_secret(folder / SECRET),
                          interactive=interactive)
+        db.folder = folder
         try:
             yield db
         finally:
@@ -635,6 +644,7 @@ def connect(url: Optional[str] = None, data_dir: Optional[Path] = None,
     logger.info("no server on %s: starting an embedded FalkorDB there", folder)
     with EmbeddedServer(folder) as server:
         db = from_socket(server.socket_path, password=server.secret, interactive=interactive)
+        db.folder = folder
         try:
             yield db
         finally:

@@ -500,6 +500,7 @@ def test_a_request_the_applier_fails_on_is_answered_buried_and_the_next_applied(
 # ---------------------------------------------------------------- many memories
 
 
+@pytest.mark.slow
 def test_sixty_memories_are_served_and_idle_they_cost_almost_nothing(appliers):
     """Issue 35 item 7: one dispatcher and a bounded pool serve every memory (the 50th
     memory written no longer hangs), and idle memories send nothing: the server runs a

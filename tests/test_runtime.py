@@ -11,7 +11,6 @@ import sys
 from dataclasses import replace
 
 import pytest
-import redis
 
 from conftest import SCENARIOS
 from helpers import run_both, scenario

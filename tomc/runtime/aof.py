@@ -6,8 +6,9 @@ again, and costs far more per event than the event did (12-16 ms an event at 100
 events, docs/falkordb.md check 2.14). So the log is kept short three ways:
 
 - redis rewrites the AOF by itself once the whole AOF passes REWRITE_MIN and its log
-  REWRITE_PERCENT of the snapshot (`server_args`; redis's default, 100, let a 100,000-event memory's log take
-  over a minute to replay): this holds whoever runs the server, even after its owner died;
+  REWRITE_PERCENT of the snapshot (`server_args`; redis's default, 100, let a
+  100,000-event memory's log take over a minute to replay): this holds whoever runs the
+  server, even after its owner died;
 - `LogBound`, a thread of the server's owner, asks for a rewrite whenever the log passes
   LOG_MAX, however large the snapshot;
 - a clean stop rewrites a log of COMPACT_MIN or more first (`compact`).

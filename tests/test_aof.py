@@ -22,14 +22,14 @@ def test_the_log_bound_rewrites_the_aof_once_the_log_passes_its_size(tmp_path):
     try:
         assert server._log_bound is not None  # every embedded server has one
         before = _rewrites(client)
-        pad = "x" * 10_000
+        pad = f"CYPHER pad='{'x' * 10_000}' CREATE (:T {{pad: $pad}})"  # 10 KB of log
         for _ in range(10):  # 100 KB of log: under the bound, no rewrite
-            client.execute_command("GRAPH.QUERY", "g", f"CYPHER pad='{pad}' CREATE (:T {{pad: $pad}})")
+            client.execute_command("GRAPH.QUERY", "g", pad)
         bound.start()
         time.sleep(0.5)
         assert _rewrites(client) == before
         for _ in range(20):  # past it
-            client.execute_command("GRAPH.QUERY", "g", f"CYPHER pad='{pad}' CREATE (:T {{pad: $pad}})")
+            client.execute_command("GRAPH.QUERY", "g", pad)
         deadline = time.monotonic() + 30
         while _rewrites(client) == before or aof.logged(client)[1]:
             assert time.monotonic() < deadline, "no rewrite past the bound"

@@ -186,9 +186,8 @@ def _check(folder: Path) -> None:
     and exit 3. It connects as any client of the folder does (its socket, its admin secret),
     never starts a server, and waits at most CHECK_TIMEOUT_S."""
     import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
 
+    from tomc.runtime.control import control_client
     from tomc.runtime.server import SECRET, folder_secret, serving
 
     try:
@@ -197,10 +196,7 @@ def _check(folder: Path) -> None:
         fail(f"unhealthy: {err}", EXIT_NO_DATABASE)
     if path is None:
         fail(f"unhealthy: no `tomc serve` runs on {folder} (no serving.json)", EXIT_NO_DATABASE)
-    client = redis.Redis(unix_socket_path=str(path), password=folder_secret(folder / SECRET),
-                         socket_timeout=CHECK_TIMEOUT_S,
-                         socket_connect_timeout=CHECK_TIMEOUT_S,
-                         retry=Retry(NoBackoff(), 0))  # one try: the bound is the bound
+    client = control_client(path, folder_secret(folder / SECRET), CHECK_TIMEOUT_S)
     try:
         client.ping()
     except (redis.RedisError, OSError) as err:

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+
+from tomc.runtime.control import control_client
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +99,7 @@ class LogBound:
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        client = redis.Redis(unix_socket_path=str(self.socket_path), password=self.secret,
-                             socket_timeout=5, retry=Retry(NoBackoff(), 0))
+        client = control_client(self.socket_path, self.secret)
         try:
             while not self._stop.wait(self.every_s):
                 try:

@@ -54,10 +54,9 @@ from pathlib import Path
 from typing import Optional
 
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from tomc.runtime import aof
+from tomc.runtime.control import control_client
 from tomc.runtime.errors import DatabaseUnavailable
 from tomc.runtime.processes import (process_alive, process_start, same_process, servers_of,
                                     serves, wait_gone)
@@ -377,7 +376,7 @@ class EmbeddedServer:
         """The loaded server on its public socket: the admin password set, the TCP port
         opened when one is asked for."""
         deadline = time.monotonic() + START_TIMEOUT_S
-        client = _client(self.socket_path, self.secret)
+        client = control_client(self.socket_path, self.secret)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self._exited()
@@ -442,7 +441,7 @@ class EmbeddedServer:
         if self.process is not None and self.process.poll() is None:
             logger.info("stopping FalkorDB (pid %s): SHUTDOWN flushes the AOF", self.process.pid)
             try:
-                client = _client(self.socket_path, self.secret)
+                client = control_client(self.socket_path, self.secret)
                 aof.compact(client)
                 client.shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
@@ -487,7 +486,7 @@ class EmbeddedServer:
         logger.info("stopping the orphan FalkorDB (pid %s) of %s", pid, self.data_dir)
         if self.socket_path.exists():
             try:
-                _client(self.socket_path, admin_secret(self.data_dir)).shutdown()
+                control_client(self.socket_path, admin_secret(self.data_dir)).shutdown()
             except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError):
                 pass
         if wait_gone(pid, 2.0):
@@ -633,9 +632,3 @@ def folder_secret(path: Path) -> Optional[str]:
         return (path if path.name == SECRET else path.parent / SECRET).read_text().strip()
     except OSError:
         return None
-
-
-def _client(socket_path: Path, secret: Optional[str]) -> redis.Redis:
-    """A control connection that fails at once instead of retrying (SHUTDOWN closes it)."""
-    return redis.Redis(unix_socket_path=str(socket_path), socket_timeout=5,
-                       password=secret, retry=Retry(NoBackoff(), 0))

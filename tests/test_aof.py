@@ -58,3 +58,29 @@ def test_a_clean_stop_leaves_no_log_worth_replaying(tmp_path):
     finally:
         client.close()
         server.stop()
+
+
+def test_after_a_rewrite_the_bound_rests_in_proportion_to_it(tmp_path):
+    """A rewrite writes the whole snapshot (every memory of the server): the bound waits
+    REST times as long as its last rewrite took before asking again, so on a large server
+    rewriting never takes over."""
+    server = EmbeddedServer(tmp_path / "data").start()
+    bound = aof.LogBound(server.socket_path, server.secret, log_max=100_000, every_s=0.05,
+                         rest=100_000).start()  # rests for hours after any rewrite
+    client = redis.Redis(unix_socket_path=str(server.socket_path), password=server.secret)
+    pad = f"CYPHER pad='{'z' * 10_000}' CREATE (:T {{pad: $pad}})"
+    try:
+        for _ in range(15):  # past the bound: one rewrite
+            client.execute_command("GRAPH.QUERY", "g", pad)
+        deadline = time.monotonic() + 30
+        while bound.asked == 0 or aof.logged(client)[1]:
+            assert time.monotonic() < deadline, "no rewrite past the bound"
+            time.sleep(0.05)
+        for _ in range(15):  # past it again, while it rests: none
+            client.execute_command("GRAPH.QUERY", "g", pad)
+        time.sleep(1)
+        assert bound.asked == 1 and aof.logged(client)[0] > 100_000
+    finally:
+        bound.stop()
+        client.close()
+        server.stop()

@@ -35,6 +35,10 @@ REWRITE_MIN = "16mb"
 REWRITE_PERCENT = "10"
 LOG_MAX = 4 * 1024 * 1024  # bytes of log: a few hundred events, seconds to replay
 CHECK_S = 2.0  # how often LogBound looks
+# After a rewrite it asked for, LogBound waits REST times as long as that rewrite took before
+# asking for another: a rewrite writes the whole snapshot (every memory of the server), so on
+# a large server it runs at most a fifth of the time, and the log grows past LOG_MAX instead.
+REST = 4.0
 COMPACT_MIN = 1024 * 1024  # bytes of log worth a rewrite at a clean stop
 COMPACT_TIMEOUT_S = 60.0
 
@@ -77,13 +81,15 @@ def compact(client: redis.Redis, timeout_s: float = COMPACT_TIMEOUT_S) -> None:
 
 class LogBound:
     """A daemon thread that asks the server on `socket_path` for an AOF rewrite whenever
-    more than `log_max` bytes were logged since the last (one rewrite at a time). Errors
-    are logged and the next look tries again: it never stops the server's owner."""
+    more than `log_max` bytes were logged since the last (one rewrite at a time, and after
+    one it asked for, `rest` times its duration before the next: REST). Errors are logged
+    and the next look tries again: it never stops the server's owner."""
 
     def __init__(self, socket_path: Path, secret: Optional[str], log_max: int = LOG_MAX,
-                 every_s: float = CHECK_S):
+                 every_s: float = CHECK_S, rest: float = REST):
         self.socket_path, self.secret = socket_path, secret
-        self.log_max, self.every_s = log_max, every_s
+        self.log_max, self.every_s, self.rest = log_max, every_s, rest
+        self.asked = 0  # rewrites asked for so far
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tomc-aof-bound", daemon=True)
 
@@ -100,12 +106,18 @@ class LogBound:
 
     def _run(self) -> None:
         client = control_client(self.socket_path, self.secret)
+        began: Optional[float] = None  # when the rewrite it asked for began (running)
+        free_at = 0.0  # when it may ask again (REST after its last rewrite ended)
         try:
             while not self._stop.wait(self.every_s):
                 try:
                     size, busy = logged(client)
-                    if size > self.log_max and not busy:
+                    now = time.monotonic()
+                    if began is not None and not busy:
+                        free_at, began = now + self.rest * (now - began), None
+                    if size > self.log_max and not busy and now >= free_at:
                         client.bgrewriteaof()
+                        began, self.asked = now, self.asked + 1
                 except redis.RedisError as err:  # stopping, loading, or one just began
                     logger.debug("AOF bound: %s", err)
         finally:

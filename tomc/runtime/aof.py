@@ -10,7 +10,8 @@ events, docs/falkordb.md check 2.14). So the log is kept short three ways:
   100,000-event memory's log take over a minute to replay): this holds whoever runs the
   server, even after its owner died;
 - `LogBound`, a thread of the server's owner, asks for a rewrite whenever the log passes
-  LOG_MAX, however large the snapshot;
+  LOG_MAX, however large the snapshot, once it has rested REST times as long as its last
+  rewrite took;
 - a clean stop rewrites a log of COMPACT_MIN or more first (`compact`).
 
     bound = LogBound(socket_path, secret).start()   # ... bound.stop()

@@ -7,7 +7,11 @@ higher), Q's date against P's (older, same, newer, or either or both undated) an
 order (P first or Q first), and the ending's authority; and, for dated claims of a
 cardinality-one key, a third claim R of P's value arriving first, second or last (a
 corroboration that outranks, a supersede that absorbs the claims of its value: section 4,
-"Arrival order"). `expected` states the table of section 4 for one row; the FalkorDB
+"Arrival order"). A claim of another value that a claim of the value held dominates (both
+dated, authority no lower, date no earlier, not both equal) is superseded, never contested,
+whichever arrived first (section 4, "Dominance"): in every dated row the two arrival orders
+give the same answers (`test_dated_rows_do_not_depend_on_arrival_order`). `expected` states
+the table of section 4 for one row; the FalkorDB
 engine (tomc/compiler/resolve.py, answers read back from the graphs) and the reference
 interpreter must both give it, for the truth and for a listener, as values held at the
 end, claims contested against them and their support.
@@ -59,15 +63,33 @@ ROWS += [("one", authority, dates, arrival, "none", r)
 
 class Claim:
     """A value (or an ending: value None) from `source`, with its authority and
-    publication time; as a held version, its support and the claims (value, source)
-    contested against it."""
+    publication time; as a held version, its support, the (authority, published) of each
+    of its claims, and the claims (value, source, authority, published) contested against
+    it."""
 
     def __init__(self, value: Optional[str], source: str, authority: int,
                  published: Optional[str]):
         self.value, self.source = value, source
         self.authority, self.published = authority, published
         self.support: list[str] = [source]
-        self.contested: list[tuple[str, str]] = []
+        self.claims: list[tuple[int, Optional[str]]] = [(authority, published)]
+        self.contested: list[tuple[str, str, int, Optional[str]]] = []
+
+    def dominated_by(self, claims: list[tuple[int, Optional[str]]]) -> bool:
+        """Some claim of `claims` dominates this one (both dated)."""
+        return any(dominates(c, (self.authority, self.published)) for c in claims)
+
+    def all_claims(self) -> list[tuple[int, Optional[str]]]:
+        """Each source's claim, and the best one, which the version ranks by."""
+        return [*self.claims, (self.authority, self.published)]
+
+
+def dominates(claim: tuple[int, Optional[str]], other: tuple[int, Optional[str]]) -> bool:
+    """Section 4, "Dominance": both dated, authority no lower, date no earlier, not both
+    equal."""
+    if claim[1] is None or other[1] is None or claim == other:
+        return False
+    return claim[0] >= other[0] and claim[1] >= other[1]
 
 
 def dated(new: Claim, held: Claim) -> bool:
@@ -95,17 +117,21 @@ def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Cl
                 outcome = "supersede" if force else judge(new, version, ties)
                 if outcome == "supersede":
                     held.remove(version)
-                elif outcome == "contest":
-                    version.contested.append(("(ended)", new.source))
+                elif outcome == "contest" and not new.dominated_by(version.all_claims()):
+                    version.contested.append(("(ended)", new.source, new.authority,
+                                              new.published))
             continue
         same = [v for v in held if v.value == new.value]
         if same:  # corroborate: a claim that outranks the version gives it its date
             version = same[0]
             if new.source not in version.support:
                 version.support.append(new.source)
+                version.claims.append((new.authority, new.published))
             if dated(new, version) and judge(new, version, "contested") == "supersede":
                 version.published = new.published
             version.authority = max(version.authority, new.authority)
+            version.contested = [c for c in version.contested
+                                 if not dominates((new.authority, new.published), c[2:])]
         elif many or not held:
             held.append(new)
         else:
@@ -113,13 +139,18 @@ def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Cl
             outcome = "supersede" if force else judge(new, old, ties)
             if outcome == "supersede":
                 held = [new]
-                if not force and dated(new, old):  # the dispute is kept
-                    new.contested = [c for c in old.contested if c[0] != new.value]
-                    new.contested += [(old.value, s) for s in old.support]
-                    new.support += [s for v, s in old.contested
-                                    if v == new.value and s not in new.support]
-            elif outcome == "contest":
-                old.contested.append((new.value, new.source))
+                if not force and dated(new, old):  # what is not dominated stays disputed
+                    for v, s, a, p in old.contested:
+                        if v == new.value and s not in new.support:
+                            new.support.append(s)
+                            new.claims.append((a, p))
+                    new.contested = [c for c in old.contested if c[0] != new.value
+                                     and not any(dominates(n, c[2:]) for n in new.claims)]
+                    new.contested += [(old.value, s, *c) for s, c in zip(old.support,
+                                                                         old.claims)
+                                      if not any(dominates(n, c) for n in new.claims)]
+            elif outcome == "contest" and not new.dominated_by(old.all_claims()):
+                old.contested.append((new.value, new.source, new.authority, new.published))
     return held
 
 
@@ -137,8 +168,28 @@ def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str], l
     # Claims are adopted outright unless trust is by authority (learned trust: a standing
     # changes only after the row's last claim, its settlement).
     held = settle(arrivals, cardinality == "many", trust not in ("authority", "learned"), ties)
-    return (sorted(v.value for v in held), sorted({c for v in held for c, _ in v.contested}),
+    return (sorted(v.value for v in held), sorted({c[0] for v in held for c in v.contested}),
             sorted({s for v in held for s in v.support}))
+
+
+def test_dated_rows_do_not_depend_on_arrival_order():
+    """The table itself, by the dominance rule: under `trust authority`, for dated claims
+    (a tie excepted: `ties` is arrival order by definition), P first and Q first leave the
+    same values, rivals and support; and a superseded claim is never among the rivals."""
+    for row in ROWS:
+        cardinality, authority, dates, arrival, ending, r = row
+        if arrival != "P first" or dates not in ("older", "same", "newer") or (
+                authority == "equal" and dates == "same"):
+            continue
+        other = (cardinality, authority, dates, "Q first", ending, r)
+        for ties in TIES:
+            assert expected(row, "authority", ties) == expected(other, "authority", ties), row
+        if cardinality == "one" and ending == "none" and r == "none":
+            # Q dominated by P (or P by Q): the loser is history, not a rival.
+            q_authority = AUTHORITY[authority][1]
+            q_older = dates != "newer"
+            if (q_authority <= 1 and q_older) or (q_authority >= 1 and not q_older):
+                assert expected(row, "authority", "contested")[1] == [], row
 
 
 def settled(row: tuple) -> dict[str, int]:

@@ -15,15 +15,18 @@ This is the engine's only statement of the rules; the reference interpreter
 tests/test_resolution_table.py compare the two.
 
 Shapes: `Version(vid, key, value, authority, published, valid_from, source, support,
-support_authority, rivals)` (rivals: the claims contested against it, (value, source,
-authority) each);
+support_authority, rivals, support_published)` (rivals: the claims contested against it,
+(value, source, authority, published) each; support_published: each supporting claim's
+publication time, beside its authority, for the dominance rule);
 `Changes` holds one graph's parameter rows (docs/cypher.md, write.cypher):
 copies {p, source, key, open: [{from, vid}]}, creates {p, vid, f: the index of its fact
 in `stored`, rule},
-supports {p, vid, sources, authority, top, published} (published: the version's new
-publication time, or None), contests {p, vid, key, value, source, authority, published},
-keeps {p, vid, by, value} (a dated supersede's dispute: `by` takes the rivals of `vid`
-but those of its own `value`, and a claim of `vid`'s value per source), closes {p, vid,
+supports {p, vid, sources, authority, top, published, claimed, drop} (published: the
+version's new publication time, or None; claimed: the new claims' publication time; drop:
+the rivals the new claim dominates, each as `_rival_key`), contests {p, vid, key, value,
+source, authority, published}, keeps {p, vid, by, value, claims, drop} (a dated
+supersede's dispute: `by` takes the rivals of `vid` but those of its own `value` and those
+in `drop`, and a claim of `vid`'s value per index of `vid`'s support in `claims`), closes {p, vid,
 valid_to, source, authority, published} (an ending, and what it came from), supersedes
 {p, vid, by, valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
@@ -60,7 +63,14 @@ class Version:
     source: Optional[str]
     support: tuple[str, ...]
     support_authority: tuple[int, ...] = ()
-    rivals: tuple[tuple[Optional[str], Optional[str], int], ...] = ()
+    rivals: tuple[tuple[Optional[str], Optional[str], int, Optional[str]], ...] = ()
+    support_published: tuple[Optional[str], ...] = ()
+
+    def claims(self) -> list[tuple[int, Optional[str]]]:
+        """(authority, publication time) of each claim of this value: each supporting
+        source's, and the best one, which the version ranks by."""
+        return [*zip(self.support_authority, self.support_published),
+                (self.authority, self.published)]
 
 
 @dataclass
@@ -97,8 +107,8 @@ class Held:
 
     def load(self, rows: Iterable[dict]) -> None:
         """Take rows {agents, vid, key, value, authority, published, valid_from, source,
-        support, support_authority, rivals: [[value, source, authority]]} read from the
-        graphs (read_open.cypher: a writer that attaches)."""
+        support, support_authority, support_published, rivals: [[value, source, authority,
+        published]]} read from the graphs (read_open.cypher: a writer that attaches)."""
         self.open = {}
         for r in rows:
             slot = (tuple(r["agents"]), r["key"])
@@ -106,7 +116,8 @@ class Held:
                 r["vid"], r["key"], r["value"], r["authority"], r["published"],
                 r["valid_from"], r["source"], tuple(r["support"] or ()),
                 tuple(r["support_authority"] or ()),
-                tuple(tuple(x) for x in r["rivals"] or ())))
+                tuple(tuple(x) for x in r["rivals"] or ()),
+                tuple(p or None for p in r["support_published"] or ())))
 
     def accept(self, changed: dict[tuple[Chain, str], tuple[Version, ...]]) -> None:
         """Record what a committed change left open (`Resolution.changed`)."""
@@ -180,6 +191,8 @@ class Resolution:
             self._graph(chain).supersedes.append({"p": chain, "vid": held.vid, "by": new,
                                                   "valid_to": valid_to})
         elif outcome == "contest":
+            if _dominated(fact, held):
+                return "superseded"  # history, never a dispute (docs/semantics.md section 4)
             self._contest(chain, held, fact["value"], fact)
         return outcome
 
@@ -216,7 +229,7 @@ class Resolution:
                     "valid_to": _later(fact.get("valid_to"), held.valid_from),
                     "source": fact["source"], "authority": fact["authority"],
                     "published": fact["published"]})
-            elif outcome == "contest":
+            elif outcome == "contest" and not _dominated(fact, held):
                 self._contest(chain, held, ENDED, fact)
         self.changed[(chain, fact["key"])] = tuple(
             v for v in self.current(chain, fact["key"]) if v.vid not in closed)
@@ -240,57 +253,80 @@ class Resolution:
         self.changed[(chain, fact["key"])] = (*kept, Version(
             vid, fact["key"], fact["value"], fact["authority"], fact["published"],
             fact["valid_from"], fact["source"], tuple(fact["support"]),
-            tuple(fact["authority"] for _ in fact["support"])))
+            tuple(fact["authority"] for _ in fact["support"]),
+            support_published=tuple(fact["published"] for _ in fact["support"])))
         return vid
 
     def _keep_dispute(self, chain: Chain, fact: Fact, held: Version, new: int) -> None:
-        """A dated supersede not forced keeps the dispute, as if the two had arrived the
-        other way round (docs/semantics.md section 4, "Arrival order"): the new version is
-        contested by `held`'s rivals, but those of its own value, whose sources join its
-        support instead (they claimed it), and by `held`'s value, one claim per source with
-        the authority it joined with (write.cypher `keeps`)."""
+        """A dated supersede not forced keeps what is still disputed, as if the two had
+        arrived the other way round (docs/semantics.md section 4, "Dominance"): `held`'s
+        rivals of `fact`'s value join the new version's support (they claimed it); the new
+        version is contested by `held`'s other rivals and by `held`'s own claims (one per
+        source, with the authority it joined with), each only while no claim of the new
+        version dominates it: a dominated one is superseded, history (write.cypher
+        `keeps`)."""
         value = fact["value"]
-        absorbed: dict[str, int] = {}  # source -> authority, each source once
-        for rival, source, authority in held.rivals:
+        absorbed: dict[str, tuple[int, Optional[str]]] = {}  # source -> its claim, once each
+        for rival, source, authority, published in held.rivals:
             if rival == value and source is not None and source not in fact["support"]:
-                absorbed.setdefault(source, authority)
-        for source, authority in absorbed.items():
+                absorbed.setdefault(source, (authority, published))
+        for source, (authority, published) in absorbed.items():
             self._graph(chain).supports.append({
                 "p": chain, "vid": new, "sources": [source], "authority": authority,
-                "top": fact["authority"], "published": None})
-        self._graph(chain).keeps.append({"p": chain, "vid": held.vid, "by": new,
-                                         "value": value})
-        rivals = (*(r for r in held.rivals if r[0] != value),
-                  *((held.value, s, a) for s, a in zip(held.support, held.support_authority)))
+                "top": fact["authority"], "published": None, "claimed": published,
+                "drop": []})
+        claims = [(fact["authority"], fact["published"]), *absorbed.values()]
+        kept = [i for i, claim in enumerate(zip(held.support_authority,
+                                                held.support_published))
+                if not any(_dominates(c, claim) for c in claims)]
+        others = [r for r in held.rivals if r[0] != value]
+        dropped = [r for r in others if any(_dominates(c, r[2:]) for c in claims)]
+        self._graph(chain).keeps.append({
+            "p": chain, "vid": held.vid, "by": new, "value": value, "claims": kept,
+            "drop": [_rival_key(r) for r in dropped]})
+        rivals = (*(r for r in others if r not in dropped),
+                  *((held.value, held.support[i], held.support_authority[i],
+                     held.support_published[i]) for i in kept))
         self._replace(chain, fact["key"], new, lambda v: replace(
             v, support=(*v.support, *absorbed),
-            support_authority=(*v.support_authority, *absorbed.values()), rivals=rivals))
+            support_authority=(*v.support_authority, *(a for a, _ in absorbed.values())),
+            support_published=(*v.support_published, *(p for _, p in absorbed.values())),
+            rivals=rivals))
 
     def _corroborate(self, chain: Chain, fact: Fact, held: Version) -> None:
-        """`fact`'s new sources join `held`'s support; and a claim that outranks it, both
+        """`fact`'s new sources join `held`'s support; a claim that outranks it, both
         dated, gives it its publication time: a version ranks by its best claim, whichever
-        came first (docs/semantics.md section 4, "Arrival order")."""
+        came first; and the rivals the new claim dominates are superseded: they leave the
+        dispute (docs/semantics.md section 4, "Dominance")."""
         sources = [s for s in fact["support"] if s not in held.support]
         outranks = _dated(fact, held) and (fact["authority"] > held.authority or (
             fact["authority"] == held.authority and fact["published"] > held.published))
-        if not sources and not outranks:
+        claim = (fact["authority"], fact["published"])
+        dropped = [r for r in held.rivals if _dominates(claim, r[2:])]
+        if not sources and not outranks and not dropped:
             return
         top = max(held.authority, fact["authority"])
         published = fact["published"] if outranks else None
         self._graph(chain).supports.append({"p": chain, "vid": held.vid, "sources": sources,
                                             "authority": fact["authority"], "top": top,
-                                            "published": published})
+                                            "published": published,
+                                            "claimed": fact["published"],
+                                            "drop": [_rival_key(r) for r in dropped]})
         self._replace(chain, fact["key"], held.vid, lambda v: replace(
             v, authority=top, support=(*v.support, *sources),
             support_authority=(*v.support_authority, *(fact["authority"] for _ in sources)),
-            published=published or v.published))
+            support_published=(*v.support_published,
+                               *(fact["published"] for _ in sources)),
+            published=published or v.published,
+            rivals=tuple(r for r in v.rivals if r not in dropped)))
 
     def _contest(self, chain: Chain, held: Version, value: Optional[str], fact: Fact) -> None:
         self._graph(chain).contests.append({"p": chain, "vid": held.vid, "key": fact["key"],
                      "value": value, "source": fact["source"],
                      "authority": fact["authority"], "published": fact["published"]})
         self._replace(chain, fact["key"], held.vid, lambda v: replace(
-            v, rivals=(*v.rivals, (value, fact["source"], fact["authority"]))))
+            v, rivals=(*v.rivals, (value, fact["source"], fact["authority"],
+                                   fact["published"]))))
 
     def _replace(self, chain: Chain, key: str, vid: int, change) -> None:
         """The open version `vid` of (chain, key), changed by `change(version)`."""
@@ -302,6 +338,32 @@ def _dated(fact: Fact, held: Version) -> bool:
     """Both sides have a publication time: the only case resolution can rank without
     arrival order (docs/semantics.md section 4, "Arrival order")."""
     return fact["published"] is not None and held.published is not None
+
+
+def _dominates(claim: tuple[int, Optional[str]], other: tuple[int, Optional[str]]) -> bool:
+    """Claim (authority, published) dominates `other`: both dated, authority at least as
+    high and published no earlier, not both equal (the same authority and instant is a
+    tie). An undated claim neither dominates nor is dominated: arrival order decides for it,
+    as the table says (docs/semantics.md section 4, "Dominance")."""
+    (authority, published), (their_authority, theirs) = claim, other
+    if published is None or theirs is None:
+        return False
+    return (authority >= their_authority and published >= theirs
+            and (authority, published) != (their_authority, theirs))
+
+
+def _dominated(fact: Fact, held: Version) -> bool:
+    """A claim arriving against `held` that one of `held`'s claims dominates: superseded
+    on arrival, never contested."""
+    claim = (fact["authority"], fact["published"])
+    return any(_dominates(c, claim) for c in held.claims())
+
+
+def _rival_key(rival: tuple) -> list:
+    """How write.cypher finds a contested claim: [value, source, authority, published],
+    with '' for a missing source or time (a list holding null never compares equal)."""
+    value, source, authority, published = rival
+    return [value, source or "", authority, published or ""]
 
 
 def _later(mine: Optional[str], theirs: Optional[str]) -> Optional[str]:

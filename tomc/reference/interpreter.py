@@ -77,6 +77,7 @@ class Belief:
     support: list[str] = field(default_factory=list)
     support_since: list[int] = field(default_factory=list)  # the step each source joined
     support_authority: list[int] = field(default_factory=list)  # and its authority
+    support_published: list[Optional[str]] = field(default_factory=list)  # and its date
     until: Optional[int] = None
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
@@ -84,6 +85,18 @@ class Belief:
     # (step, publication time) from each claim that outranked it while held, the first
     # entry its own (since, published): `published` is the latest.
     published_since: list[tuple[int, Optional[str]]] = field(default_factory=list)
+
+    def claims(self) -> list[tuple[int, Optional[str]]]:
+        """(authority, publication time) of every claim of this value: each source's as it
+        joined, and the best, which the belief ranks by."""
+        return [*zip(self.support_authority, self.support_published),
+                (self.authority, self.published)]
+
+    def disputed_at(self, step: int) -> list["Contest"]:
+        """The claims contested against this belief at `step`: recorded by then and not yet
+        superseded by a claim of its value that dominates them."""
+        return [c for c in self.contested
+                if c.step <= step and (c.until is None or c.until > step)]
 
     def support_at(self, step: int) -> list[str]:
         """The sources that supported this belief by `step`."""
@@ -112,6 +125,8 @@ class Contest:
     source: Optional[str]
     authority: int
     kind: str
+    published: Optional[str] = None
+    until: Optional[int] = None  # the step a claim of the belief's value dominated it
 
 
 @dataclass
@@ -447,6 +462,11 @@ class ReferenceInterpreter:
                 held.support.append(source)
                 held.support_since.append(event.step)
                 held.support_authority.append(fact.authority)
+                held.support_published.append(fact.published)
+            for rival in held.contested:  # what the new claim dominates is history now
+                if rival.until is None and _dominates(fact.authority, fact.published,
+                                                      rival.authority, rival.published):
+                    rival.until = event.step
             outranks = _dated(fact, held) and _outranks(fact, held, "contested")
             if outranks:
                 # The version ranks by its best claim: arrival order must not decide
@@ -462,8 +482,10 @@ class ReferenceInterpreter:
         elif outcome == "ignore":
             pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
         elif outcome == "contest":
+            if _beaten(fact, held):
+                return "superseded"  # history, never a dispute (docs/semantics.md section 4)
             held.contested.append(Contest(event.step, fact.value, fact.source, fact.authority,
-                                          event.kind))
+                                          event.kind, fact.published))
         else:
             if held is not None:
                 # A successor valid from before the held value began: the held value
@@ -471,17 +493,20 @@ class ReferenceInterpreter:
                 held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
             sources = list(fact.sources())
             authorities = [fact.authority] * len(sources)
+            dates = [fact.published] * len(sources)
             keeps = held is not None and not force and _dated(fact, held)
             if keeps:  # the claims of v that had lost to b support v now
-                for rival in held.contested:
+                for rival in held.disputed_at(event.step):
                     if rival.value == fact.value and rival.source not in (None, *sources):
                         sources.append(rival.source)
                         authorities.append(rival.authority)
+                        dates.append(rival.published)
             self.beliefs[chain].append(Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
                 fact.published, fact.valid_from, fact.room, rule, fact.authority, sources,
-                [event.step] * len(sources), authorities,
-                contested=_dispute_kept(held, fact, event.step) if keeps else []))
+                [event.step] * len(sources), authorities, dates,
+                contested=_dispute_kept(held, fact, list(zip(authorities, dates)),
+                                        event.step) if keeps else []))
         return outcome
 
     def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:
@@ -503,10 +528,12 @@ class ReferenceInterpreter:
                                      held.valid_to)
             elif _tied(fact, held) and self.policy.ties == "first":
                 outcome = "ignore"
+            elif _beaten(fact, held):
+                outcome = "superseded"  # an ending older than the value: history
             else:
                 outcome = "contest"
                 held.contested.append(Contest(event.step, ENDED, fact.source, fact.authority,
-                                              event.kind))
+                                              event.kind, fact.published))
         return outcome
 
     # ------------------------------------------------------------------ reads
@@ -539,7 +566,7 @@ class ReferenceInterpreter:
             if e:
                 provenance.append(Provenance(e.step, e.kind, e.text, e.line, e.witnesses,
                                              b.source, b.support_at(query.step), b.rule))
-        contested = sorted({c.value for b in held for c in b.contested if c.step <= query.step})
+        contested = sorted({c.value for b in held for c in b.disputed_at(query.step)})
         return Answer(query, values, provenance, contested)
 
 
@@ -557,7 +584,7 @@ class ReferenceInterpreter:
                 requirement, step_status(requirement, values), values,
                 sorted({s for b in held for s in b.support_at(query.step)}),
                 max((b.authority_at(query.step) for b in held), default=None),
-                sorted({c.value for b in held for c in b.contested if c.step <= query.step})))
+                sorted({c.value for b in held for c in b.disputed_at(query.step)})))
         return ReadyAnswer(query, verdict_of([s.status for s in steps]), steps)
 
 
@@ -577,15 +604,40 @@ def _dated(fact: Fact, held: Belief) -> bool:
     return fact.published is not None and held.published is not None
 
 
-def _dispute_kept(held: Belief, fact: Fact, step: int) -> list[Contest]:
-    """What a dated supersede keeps contested against the new version: the rivals of the
-    version it closes, and that version's value, one claim per source (with the authority
-    it joined with), so the rivals are the same as if the two had arrived the other way
-    round (docs/semantics.md section 4, "Arrival order"). Never the new value itself: its
-    rival claims join the new version's support instead (`adopt`)."""
-    kept = [c for c in held.contested if c.value != fact.value]
-    return kept + [Contest(step, held.value, source, authority, held.kind)
-                   for source, authority in zip(held.support, held.support_authority)]
+def _dispute_kept(held: Belief, fact: Fact, claims: list[tuple[int, Optional[str]]],
+                  step: int) -> list[Contest]:
+    """What a dated supersede keeps contested against the new version (its `claims`,
+    (authority, published) each): the rivals of the version it closes and that version's
+    own claims, one per source (with the authority and date it joined with), each only
+    when no claim of the new version dominates it (docs/semantics.md section 4,
+    "Dominance"). Never the new value itself: its rival claims join the new version's
+    support instead (`adopt`)."""
+    def alive(authority: int, published: Optional[str]) -> bool:
+        return not any(_dominates(a, p, authority, published) for a, p in claims)
+    kept = [replace(c) for c in held.disputed_at(step)
+            if c.value != fact.value and alive(c.authority, c.published)]
+    return kept + [Contest(step, held.value, source, authority, held.kind, published)
+                   for source, authority, published in zip(
+                       held.support, held.support_authority, held.support_published)
+                   if alive(authority, published)]
+
+
+def _dominates(authority: int, published: Optional[str], other_authority: int,
+               other_published: Optional[str]) -> bool:
+    """A claim dominates another: both dated, its authority no lower and its date no
+    earlier, and not both the same (that is a tie). Undated claims are ranked by arrival
+    (the table), never by dominance (docs/semantics.md section 4, "Dominance")."""
+    if published is None or other_published is None:
+        return False
+    if (authority, published) == (other_authority, other_published):
+        return False
+    return authority >= other_authority and published >= other_published
+
+
+def _beaten(fact: Fact, held: Belief) -> bool:
+    """`fact` loses to `held` and a claim of `held` dominates it: superseded on arrival,
+    history, not a dispute."""
+    return any(_dominates(a, p, fact.authority, fact.published) for a, p in held.claims())
 
 
 def _tied(fact: Fact, held: Belief) -> bool:

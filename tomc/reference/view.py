@@ -156,7 +156,7 @@ class ReferenceView:
 
     def _held(self, chain: Chain, b: Belief) -> Held:
         rivals = sorted((Rival(c.value, c.source, c.authority, c.step, c.kind)
-                         for c in b.contested if c.step <= self.step),
+                         for c in b.disputed_at(self.step)),
                         key=lambda x: (x.step, x.value))
         return Held(chain, b.key, b.value, b.since, b.until if b.until is not None and
                     b.until <= self.step else None, b.kind, b.rule, b.source,

@@ -12,7 +12,8 @@ WHERE {{ when }}
     (docs/architecture.md, "Filters on later variables"). #}
 WITH c, a, b, [x IN line WHERE x.depth <= 1 OR b.key IN x.owns][0] AS owner
 WHERE owner = a
-OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(b)
+WHERE rival.since <= $step AND (link.until IS NULL OR link.until > $step)
 RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step THEN b.until END AS until,
        b.kind AS kind, b.rule AS rule, b.source AS source,

@@ -9,7 +9,8 @@ MATCH (owner)-[:HOLDS|HELD]->(b:V)
 WHERE b.key = $key AND b.since <= $step
   AND coalesce(b.valid_from, '') <= $date
   AND (b.valid_to IS NULL OR b.until > $step OR $date < b.valid_to)
-OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(b)
+WHERE rival.since <= $step AND (link.until IS NULL OR link.until > $step)
 WITH b, collect(rival.value) AS contested
 RETURN b.value AS value, b.since AS since, b.source AS source,
        [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step

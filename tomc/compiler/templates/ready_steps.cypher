@@ -16,7 +16,8 @@ WHERE b.key = req.key AND b.since <= $step
 {%- else %}
   AND (b.until IS NULL OR b.until > $step)
 {%- endif %}
-OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(b) WHERE rival.since <= $step
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(b)
+WHERE rival.since <= $step AND (link.until IS NULL OR link.until > $step)
 WITH i, b, collect(rival.value) AS rivals
 {#- FalkorDB evaluates the map below even when b is null: hence the coalesce. #}
 WITH i, collect(CASE WHEN b IS NULL THEN null ELSE {

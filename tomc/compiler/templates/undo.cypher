@@ -23,6 +23,7 @@ CALL {
 }
 CALL { MATCH ()-[link:HELD]->() WHERE link.made = $step DELETE link }
 CALL { MATCH ()-[link:CONTESTS]->() WHERE link.made = $step DELETE link }
+CALL { MATCH ()-[link:CONTESTS]->() WHERE link.until = $step SET link.until = null }
 CALL { MATCH (rival:Contest) WHERE rival.since = $step DETACH DELETE rival }
 CALL { MATCH (b:V) WHERE b.made = $step DETACH DELETE b }
 CALL {
@@ -31,6 +32,8 @@ CALL {
   SET b.support = [i IN kept | b.support[i]],
       b.support_since = [i IN kept | b.support_since[i]],
       b.support_authority = [i IN kept | b.support_authority[i]],
+      b.support_published = CASE WHEN b.support_published IS NOT NULL
+                                 THEN [i IN kept | b.support_published[i]] END,
       b.authority = reduce(top = b.origin_authority, i IN kept |
                            CASE WHEN b.support_authority[i] > top THEN b.support_authority[i]
                                 ELSE top END)

@@ -22,13 +22,20 @@ CREATE (p)-[:HOLDS]->(v:V)
 SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
     v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
     v.support_authority = [x IN f.support | f.authority],
+    v.support_published = [x IN f.support | coalesce(f.published, '')],
     v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
 WITH count(*) AS created
 {% if supports | default(false) -%}
 UNWIND $supports AS s
 {{ perspective("s") }}
 MATCH (p)-[:HOLDS]->(grown:V) WHERE grown.vid = s.vid
-SET grown.support = grown.support + s.sources,
+{#- Each claim's publication time, '' for none (a list holds no null); a version written
+    before claims kept their times takes its own for each (first: the support is read
+    before it grows). #}
+SET grown.support_published = coalesce(grown.support_published,
+                                       [x IN grown.support | coalesce(grown.published, '')])
+                              + [x IN s.sources | coalesce(s.claimed, '')],
+    grown.support = grown.support + s.sources,
     grown.support_since = grown.support_since + [x IN s.sources | $step],
     grown.support_authority = grown.support_authority + [x IN s.sources | s.authority],
     grown.authority = s.top
@@ -41,6 +48,14 @@ FOREACH (_ IN CASE WHEN s.published IS NULL THEN [] ELSE [1] END |
   SET grown.published_since = coalesce(grown.published_since, [grown.since]) + [$step],
       grown.published_all = coalesce(grown.published_all, [grown.published]) + [s.published],
       grown.published = s.published)
+{#- The rivals the new claim dominates leave the dispute from this step (`until` on the
+    link: a read of an earlier step still sees them). #}
+WITH s, grown
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(grown)
+WHERE link.until IS NULL AND [rival.value, coalesce(rival.source, ''), rival.authority,
+                              coalesce(rival.published, '')] IN s.drop
+WITH s, collect(link) AS links
+FOREACH (l IN links | SET l.until = $step)
 WITH count(*) AS supported
 {% endif -%}
 {% if contests | default(false) -%}
@@ -52,24 +67,31 @@ CREATE (:Contest {key: r.key, value: r.value, since: $step, kind: $kind, source:
 WITH count(*) AS contested
 {% endif -%}
 {% if keeps | default(false) -%}
-{#- A dated supersede keeps the dispute (semantics.md section 4, "Arrival order"): the
-    successor `by` (created above) is contested by the closed version's rivals but those of
-    its own value (the same Contest nodes, linked again) and by the closed version's value,
-    one claim per source with the authority it joined with. The claims of the value are
-    made first: the rivals relinked next are read from `old`, which they do not contest. #}
+{#- A dated supersede keeps what is still disputed (semantics.md section 4, "Dominance"):
+    the successor `by` (created above) is contested by the closed version's rivals but
+    those of its own value and those it dominates (`drop`) (the same Contest nodes, linked
+    again), and by the closed version's claims it does not dominate (`claims`: indices of
+    its support), each with the authority and time it joined with. The claims of the value
+    are made first: the rivals relinked next are read from `old`, which they do not
+    contest. #}
 UNWIND $keeps AS k
 {{ perspective("k") }}
 MATCH (p)-[:HOLDS]->(old:V) WHERE old.vid = k.vid
 WITH p, k, old
 MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = k.by
-FOREACH (i IN range(0, size(old.support) - 1) |
+FOREACH (i IN k.claims |
   CREATE (:Contest {key: old.key, value: old.value, since: $step, kind: old.kind,
           source: old.support[i], authority: old.support_authority[i],
-          published: old.published})-[:CONTESTS {made: $step}]->(new))
+          published: CASE coalesce(old.support_published[i], old.published)
+                     WHEN '' THEN null
+                     ELSE coalesce(old.support_published[i], old.published) END})
+         -[:CONTESTS {made: $step}]->(new))
 WITH k, old, new
-OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(old)
-WITH new, k.value AS value, collect(rival) AS rivals
-FOREACH (r IN [x IN rivals WHERE x.value <> value] |
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(old) WHERE link.until IS NULL
+WITH new, k, collect(rival) AS rivals
+FOREACH (r IN [x IN rivals WHERE x.value <> k.value
+                 AND NOT [x.value, coalesce(x.source, ''), x.authority,
+                          coalesce(x.published, '')] IN k.drop] |
   CREATE (r)-[:CONTESTS {made: $step}]->(new))
 WITH count(*) AS disputed
 {% endif -%}

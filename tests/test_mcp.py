@@ -319,9 +319,10 @@ def test_an_agent_server_reads_only_its_mind_and_speaks_only_as_itself(db):
         ("refund.eta", 1), ("refund.status", 1)]
     assert described["agent"] == "Maya" and resource == {**described, "step": resource["step"]}
     assert tools == AGENT_TOOLS
-    hits = {(tuple(h["chain"]), h["key"], h["value"]) for h in found["hits"]}
+    hits = {(tuple(c["chain"]), h["key"], h["value"]) for h in found["hits"]
+            for c in h["chains"]}
     assert (("Maya",), "refund.status", "approved") in hits
-    assert all(h["chain"][0] == "Maya" and h["value"] != "rejected" for h in found["hits"])
+    assert all(chain[0] == "Maya" and value != "rejected" for chain, _, value in hits)
     assert found["events"] == []
     assert misspelt["warnings"][0]["code"] == "W180"
     assert "`refund.status`" in misspelt["warnings"][0]["hint"]

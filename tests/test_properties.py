@@ -613,13 +613,15 @@ def test_reports_and_hearsay_change_only_models_of_their_subject(db, file):
 
 
 def search_queries(scenario) -> list[str]:
-    """Queries drawn from the scenario's own words: each key, value and source word whole
-    and by its first two letters, every event text's first word, and all of them at once."""
+    """Queries drawn from the scenario's own words: each key, value and source word whole,
+    by its first two letters and misspelt (a letter put in before its last: forgiven,
+    docs/language.md "Search"), every event text's first word, and all of them at once."""
     from tomc.search_text import words
     found = sorted({w for e in scenario.events if getattr(e, "fact", None)
                     for w in words(e.fact.key, e.fact.value, getattr(e, "source", None))
                     .split()})
     return [*found, *sorted({w[:2] for w in found}), " ".join(found),
+            *sorted({f"{w[:-1]}q{w[-1]}" for w in found if len(w) > 3}),
             *{words(e.text).split()[0] for e in scenario.events if words(e.text)}]
 
 

@@ -30,7 +30,7 @@ SECRETS = {"zed_only_payments", "4411"}
 CRAFTED = ["*", "payments*", "%payments%", "@words:payments", "@key:secret", "secret | zed",
            "-refund", "(zed_only)", '"zed only"', "zed\\", "' RETURN 1 //", "$query",
            "~zed", "{zed}", "zed* | *", "payments " * 5000, "z" * 100_000, "sécret 秘密 zed",
-           "4411", "ZED_ONLY", "", "   ", "\n\t"]
+           "4411", "ZED_ONLY", "", "   ", "\n\t", "zed_onlyy", "zedd_only_paymentz", "valt code"]
 
 
 @pytest.fixture
@@ -63,11 +63,17 @@ def test_both_engines_find_and_rank_the_same(db, query):
             found.append(session.search(query).to_json())
     assert found[0] == found[1]
     if query == "payments outage":
-        first = next(h for h in found[0]["hits"] if h["chain"] == ["Maya"])
+        first = next(h for h in found[0]["hits"] if h["value"] == "expired certificate")
         assert (first["key"], first["value"], first["current"]) == (
             "payments_outage.cause", "expired certificate", True)
+        assert ["Maya"] in [c["chain"] for c in first["chains"]]
         closed = next(h for h in found[0]["hits"] if h["value"] == "db failover")
-        assert closed["until"] == 5 and closed["event"].startswith("Billing says")
+        assert {c["until"] for c in closed["chains"]} == {5}
+        assert [e["text"] for e in closed["events"]] == [
+            'Billing says payments_outage.cause = "db failover"']
+        # one hit per fact: each (key, value) once, whichever chains hold it
+        facts = [(h["key"], h["value"]) for h in found[0]["hits"]]
+        assert len(facts) == len(set(facts)) == found[0]["total"]
 
 
 def test_an_agent_finds_only_its_own_mind_whatever_the_query(db, story):
@@ -78,7 +84,8 @@ def test_an_agent_finds_only_its_own_mind_whatever_the_query(db, story):
         for query in CRAFTED:
             found = maya.search(query, limit=1000)
             assert found.events == []
-            assert all(h.chain[0] == "Maya" for h in found.hits), query[:40]
+            assert all(c.chain[0] == "Maya" for h in found.hits for c in h.chains), \
+                query[:40]
             assert not {h.value for h in found.hits} & SECRETS, query[:40]
         assert {h.value for h in maya.search("payments").hits} == {
             "db failover", "02:00-03:10", "expired certificate"}
@@ -96,10 +103,13 @@ def test_the_tom_form_and_the_cli(db, story):
                  url=db.url)
     assert shown.returncode == 0, shown.stderr
     hits = json.loads(shown.stdout)["hits"]
-    assert [(h["chain"], h["value"]) for h in hits] == [(["Zed"], "zed_only_payments")]
+    assert [([c["chain"] for c in h["chains"]], h["value"]) for h in hits] == [
+        ([["Zed"]], "zed_only_payments")]
     text = tomc("memory", "search", story, "certificate", url=db.url)
-    assert text.returncode == 0 and "Maya: payments_outage.cause = expired certificate" \
+    assert text.returncode == 0 and "payments_outage.cause = expired certificate" \
         in text.stdout and "event step 5" in text.stdout
+    held = text.stdout.split("payments_outage.cause = expired certificate\n")[1].split("\n")[0]
+    assert "Maya" in held and "step 5, current from Billing" in held
     bad = tomc("memory", "search", story, "x", "--limit", "0", url=db.url)
     assert bad.returncode == 2
 
@@ -202,3 +212,92 @@ def test_both_engines_find_the_same_things_about_a_subject(db, within):
     assert found == [f for f in expected if f[0] <= within]
     # the truth holds only what was set: pause.decided_in, whose link leads nowhere held
     assert [f["key"] for f in truth["found"]] == ["pause.decided_in"]
+
+
+NAMES = """agents Maya, Billing, Asha
+rooms chat
+Maya, Billing, Asha enter chat
+Billing tells Maya refund.status = approved
+Billing says Asha.role = lead
+Maya says asha.role = lead
+Billing says payments_outage.cause = "expired certificate" """
+
+
+@pytest.mark.parametrize("query, forgiven, key", [
+    ("refund", {}, "refund.status"),
+    ("refunds", {"refunds": ["refund"]}, "refund.status"),
+    ("refnd", {"refnd": ["refund"]}, "refund.status"),
+    ("Refnud STATSU", {"refnud": ["refund"], "statsu": ["status"]}, "refund.status"),
+    ("asha", {}, "Asha.role"),
+    ("ASHA", {}, "Asha.role"),
+    ("ahsa rol", {"ahsa": ["asha"]}, "Asha.role"),
+    ("paymnts", {"paymnts": ["payments"]}, "payments_outage.cause"),
+])
+def test_names_forgive_plurals_misspellings_and_case(db, query, forgiven, key):
+    """A term that matches nothing is searched as the names within a few edits of it
+    (rapidfuzz), alike on both engines; keys that differ only in case are one fact."""
+    found = []
+    for engine in ("falkordb", "reference"):
+        with Session.open(name="search_names", engine=engine, db=db) as session:
+            session.apply(NAMES)
+            found.append(session.search(query).to_json())
+    assert found[0] == found[1]
+    answer = found[0]
+    assert answer["forgiven"] == forgiven
+    assert answer["hits"][0]["key"].lower() == key.lower()
+    facts = [(h["key"].lower(), h["value"]) for h in answer["hits"]]
+    assert len(facts) == len(set(facts))
+    if key == "Asha.role":  # Billing's `Asha.role` and Maya's `asha.role`: one fact
+        (hit,) = [h for h in answer["hits"] if h["key"].lower() == "asha.role"]
+        assert {c["key"] for c in hit["chains"]} == {"Asha.role", "asha.role"}
+        assert [e["step"] for e in hit["events"]] == [3, 4]
+
+
+def test_nothing_near_is_not_forgiven(db):
+    """Short words and words far from every name stay as they are: nothing found."""
+    with Session.open(name="search_far", engine="reference") as session:
+        session.apply(NAMES)
+        for query in ("zz", "quux", "certificatezzz"):
+            answer = session.search(query)
+            assert (answer.hits, answer.forgiven) == ([], {}), query
+
+
+@pytest.fixture
+def names_memory(db):
+    catalog.drop(db, "search_names_cli")
+    with Session.attach("search_names_cli", db=db) as session:
+        session.apply(NAMES)
+    yield "search_names_cli"
+    catalog.drop(db, "search_names_cli")
+
+
+def test_the_cli_gives_one_hit_per_fact_and_forgives(db, names_memory):
+    """`tomc memory search NAME TEXT --json`: a `hits` list, one per fact, each with its
+    key, the chains that hold it and the events that gave it; `refunds` and `refnd` find
+    `refund.status`; an agent's forgiven words come from what it witnessed only."""
+    answers = {}
+    for query in ("refund", "refunds", "refnd"):
+        shown = tomc("memory", "search", names_memory, query, "--json", url=db.url)
+        assert shown.returncode == 0, shown.stderr
+        answers[query] = json.loads(shown.stdout)
+    for query, answer in answers.items():
+        (hit,) = answer["hits"]
+        assert (hit["key"], hit["value"], hit["current"]) == ("refund.status", "approved", True)
+        assert sorted(c["chain"] for c in hit["chains"]) == [["Billing", "Maya"], ["Maya"]]
+        assert [(e["step"], e["text"]) for e in hit["events"]] == [
+            (2, "Billing tells Maya refund.status = approved")]
+    assert answers["refnd"]["forgiven"] == {"refnd": ["refund"]}
+    text = tomc("memory", "search", names_memory, "refunds", url=db.url)
+    assert text.returncode == 0, text.stderr
+    assert "refunds read as refund" in text.stdout
+    assert text.stdout.count("  refund.status = approved") == 1  # and its event
+    asha = tomc("memory", "search", names_memory, "asha", "--json", "--as", "Asha", url=db.url)
+    assert asha.returncode == 0, asha.stderr
+    (hit,) = json.loads(asha.stdout)["hits"]
+    assert {c["key"] for c in hit["chains"]} == {"Asha.role", "asha.role"}
+    assert all(c["chain"][0] == "Asha" for c in hit["chains"])
+    # Asha never heard of refunds: the word is not hers to be forgiven into
+    theirs = tomc("memory", "search", names_memory, "refnd", "--json", "--as", "Asha",
+                  url=db.url)
+    assert theirs.returncode == 0, theirs.stderr
+    assert json.loads(theirs.stdout)["forgiven"] == {} and json.loads(theirs.stdout)["hits"] == []

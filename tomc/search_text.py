@@ -13,6 +13,14 @@ Python's on rare scripts (found by tests/test_properties.py), and its prefix que
 on words of thousands of characters; the encoding keeps prefixes prefixes. `shown` decodes a
 term for people.
 
+A term that matches no word of what the reader may search is **forgiven**: it is replaced
+by the names the memory holds (the words of its keys, values, sources and agents) within a
+few edits of it (`near`): `refnd` and `refunds` become `refund`. Edits are counted by
+rapidfuzz's optimal string alignment distance (an insertion, deletion, substitution or
+swap of two neighbours is one edit), allowed as Elasticsearch's `AUTO` fuzziness allows
+them: none for a term of 1-2 characters, one for 3-5, two for more. Matching is already
+blind to case (`Asha` and `asha` are the word `asha`).
+
 On FalkorDB the words are stored on each version (`V.words`) and event (`Event.words`),
 indexed by the full-text index (tomc/runtime/search_index.py), and the terms become a
 RediSearch query of prefixes joined by `|`: since a term holds only letters and digits, no
@@ -23,10 +31,14 @@ travels as a parameter anyway (docs/falkordb.md check 3.1).
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Iterable, Optional
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 MAX_TERMS = 16
 MAX_TERM = 64
+MAX_NEAR = 5  # the names a forgiven term is replaced by, at most (the nearest)
 # Words of a question that name nothing a memory holds: dropped from queries (a prefix of
 # `we` would match every word starting with "we").
 QUESTION_WORDS = frozenset(
@@ -69,3 +81,23 @@ def matched(found_terms: tuple[str, ...], text_words: str) -> set[str]:
 def index_query(found_terms: tuple[str, ...]) -> str:
     """The RediSearch query of `found_terms`: prefix terms joined by `|` (any may match)."""
     return "|".join(f"{t}*" for t in found_terms)
+
+
+def edits_allowed(term: str) -> int:
+    """How many edits `near` forgives in `term` (as shown): 0 up to 2 characters, 1 up to
+    5, else 2 (Elasticsearch's `AUTO` fuzziness)."""
+    length = len(shown(term))
+    return 0 if length <= 2 else 1 if length <= 5 else 2
+
+
+def near(term: str, names: Iterable[str]) -> tuple[str, ...]:
+    """The words of `names` (encoded, as `words` gives them) within `edits_allowed(term)`
+    edits of `term`, nearest first (then alphabetical), at most MAX_NEAR; none that `term`
+    already starts (those it matches as it is)."""
+    allowed = edits_allowed(term)
+    if not allowed:
+        return ()
+    choices = {shown(w): w for w in names if not w.startswith(term)}
+    found = process.extract(shown(term), list(choices), scorer=OSA.distance,
+                            score_cutoff=allowed, limit=None)
+    return tuple(choices[w] for w, _, _ in sorted(found, key=lambda f: (f[1], f[0])))[:MAX_NEAR]

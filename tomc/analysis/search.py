@@ -1,11 +1,15 @@
-"""`search "TEXT"`: the versions and events whose words match a query, ranked.
+"""`search "TEXT"`: the facts and events whose words match a query, ranked.
 
-Matching is one definition (tomc/search_text.py): a term matches a word it is a prefix of.
-The view finds the candidates (FalkorDB: its full-text index; the reference: a scan), and
-this module ranks them the same way for both engines, with weights a reader can check:
-each query term found counts KEY_WEIGHT when it matches a word of the key, else
-VALUE_WEIGHT in the value, else SOURCE_WEIGHT in the source. Ties go to current versions,
-then newer steps. An event's score is the number of terms its .tom text matches.
+Matching is one definition (tomc/search_text.py): a term matches a word it is a prefix of,
+and a term that matches nothing the reader may search is forgiven (searched as the names
+near it: `refnd` as `refund`). The view finds the candidate versions (FalkorDB: its
+full-text index; the reference: a scan), and this module ranks them the same way for both
+engines, with weights a reader can check: each query term found counts KEY_WEIGHT when it
+matches a word of the key, else VALUE_WEIGHT in the value, else SOURCE_WEIGHT in the
+source. Versions of one fact (a key and its value; keys that differ only in case are one
+key) are one hit, with every chain that holds it and the events that gave it; a hit scores
+as its best version. Ties go to facts still held, then newer steps. An event's score is the
+number of terms its .tom text matches.
 
 A version that a deeper chain holds exactly as the nearest chain above it that holds the key
 (same value and steps: copy-on-write stores it once, the reference once per chain) is shown
@@ -14,30 +18,29 @@ once, under the outer chain: `Maya` stands for `Maya > Billing` too when they ag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from tomc.analysis.view import BeliefView, EventInfo, chain_text
 from tomc.beliefs import Chain, Held
-from tomc.search_text import matched, shown, terms as query_terms, words
+from tomc.search_text import matched, near, shown, terms as query_terms, words
 
 KEY_WEIGHT, VALUE_WEIGHT, SOURCE_WEIGHT = 3, 2, 1
 DEFAULT_LIMIT = 20
 
 
 @dataclass(frozen=True)
-class Hit:
-    """One version found: the chain that stores it, key, value, the step it was adopted
-    (`since`) and closed (`until`, None: current), the time of that step's event and its
-    .tom text, its source, support and authority; `score` and the terms it `matched`."""
+class HeldBy:
+    """One chain's version of a fact found: the chain that stores it, the key as it spells
+    it, the step it was adopted (`since`) and closed (`until`, None: current), the time of
+    that step's event, its source, support and authority; `score` and the terms it
+    `matched` (its source may match where another chain's does not)."""
 
     chain: Chain
     key: str
-    value: str
     since: int
     until: Optional[int]
     time: Optional[str]
-    event: Optional[str]
     source: Optional[str]
     support: tuple[str, ...]
     authority: int
@@ -45,13 +48,63 @@ class Hit:
     matched: tuple[str, ...]
 
     def to_json(self) -> dict:
-        """{chain, key, value, step, until, current, time, event, source, support,
-        authority, score, matched}."""
-        return {"chain": list(self.chain), "key": self.key, "value": self.value,
-                "step": self.since, "until": self.until, "current": self.until is None,
-                "time": self.time, "event": self.event, "source": self.source,
-                "support": list(self.support), "authority": self.authority,
-                "score": self.score, "matched": [shown(t) for t in self.matched]}
+        """{chain, key, step, until, current, time, source, support, authority, score}."""
+        return {"chain": list(self.chain), "key": self.key, "step": self.since,
+                "until": self.until, "current": self.until is None, "time": self.time,
+                "source": self.source, "support": list(self.support),
+                "authority": self.authority, "score": self.score}
+
+
+@dataclass(frozen=True)
+class GaveIt:
+    """An event that gave a fact found: its step, time, .tom text and line."""
+
+    step: int
+    time: Optional[str]
+    text: str
+    line: int
+
+    def to_json(self) -> dict:
+        """{step, time, text, line}."""
+        return {"step": self.step, "time": self.time, "text": self.text, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One fact found (a key and its value; keys that differ in case only are one): the
+    `chains` that hold it (each version once: best first), the `events` that gave it (the
+    steps they adopted it, in order); its score and matched terms are its best version's."""
+
+    key: str
+    value: str
+    chains: tuple[HeldBy, ...]
+    events: tuple[GaveIt, ...]
+
+    @property
+    def score(self) -> int:
+        return self.chains[0].score
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        return self.chains[0].matched
+
+    @property
+    def current(self) -> bool:
+        """Whether some chain holds it still."""
+        return any(c.until is None for c in self.chains)
+
+    @property
+    def since(self) -> int:
+        """The last step a chain adopted it."""
+        return max(c.since for c in self.chains)
+
+    def to_json(self) -> dict:
+        """{key, value, score, matched, current, step (the last adoption), chains: [...],
+        events: [...]}."""
+        return {"key": self.key, "value": self.value, "score": self.score,
+                "matched": [shown(t) for t in self.matched], "current": self.current,
+                "step": self.since, "chains": [c.to_json() for c in self.chains],
+                "events": [e.to_json() for e in self.events]}
 
 
 @dataclass(frozen=True)
@@ -71,8 +124,9 @@ class EventHit:
 
 @dataclass
 class SearchResult:
-    """What a search found as of `step`: its `terms`, the best `limit` hits of `total`, and
-    the matching events (none for an agent: it searches its own mind only)."""
+    """What a search found as of `step`: its `terms` (as searched: a forgiven term replaced
+    by the names near it, `forgiven`), the best `limit` facts of `total`, and the matching
+    events (none for an agent: it searches its own mind only)."""
 
     query: str
     terms: tuple[str, ...]
@@ -80,6 +134,7 @@ class SearchResult:
     hits: list[Hit]
     total: int
     events: list[EventHit]
+    forgiven: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def items(self, part: Optional[str]) -> list[str]:
         """`keys`: the keys found (`expect search "..." keys = {...}`); `first`: the key of
@@ -89,26 +144,38 @@ class SearchResult:
         return sorted({h.key for h in self.hits})
 
     def lines(self) -> list[str]:
-        """Report lines: each hit with its score, chain, step and source, then events."""
+        """Report lines: each fact with its score, then the chains that hold it (those that
+        hold it alike on one line: steps and source), then events."""
         weights = (f"weights: key {KEY_WEIGHT}, value {VALUE_WEIGHT}, source {SOURCE_WEIGHT}"
                    " per term")
-        out = [f"search {', '.join(shown(t) for t in self.terms) or '(no terms)'}: {self.total} version(s)"
-               f"{f', best {len(self.hits)}' if len(self.hits) < self.total else ''}; "
-               + weights]
+        forgiven = "".join(f"; {shown(t)} read as {', '.join(shown(w) for w in near)}"
+                           for t, near in self.forgiven.items())
+        out = [f"search {', '.join(shown(t) for t in self.terms) or '(no terms)'}: {self.total} fact(s)"
+               f"{f', best {len(self.hits)}' if len(self.hits) < self.total else ''}"
+               f"{forgiven}; " + weights]
         for h in self.hits:
-            held = "current" if h.until is None else f"until step {h.until}"
-            came = f" from {h.source}" if h.source else ""
-            out.append(f"  {h.score}  {chain_text(h.chain)}: {h.key} = {h.value}  "
-                       f"(step {h.since}{f', {h.time}' if h.time else ''}, {held}{came})")
+            out.append(f"  {h.score}  {h.key} = {h.value}")
+            alike: dict[tuple, list[HeldBy]] = {}
+            for c in h.chains:
+                alike.setdefault((c.key, c.since, c.until, c.time, c.source), []).append(c)
+            for (key, since, until, time, source), chains in alike.items():
+                held = "current" if until is None else f"until step {until}"
+                came = f" from {source}" if source else ""
+                spelt = f" as {key}" if key != h.key else ""
+                out.append(f"       {', '.join(chain_text(c.chain) for c in chains)}{spelt}: "
+                           f"step {since}{f', {time}' if time else ''}, {held}{came}")
         for e in self.events:
             out.append(f"  {e.score}  event step {e.event.step} (line {e.event.line}): "
                        f"{e.event.text}")
         return out
 
     def to_json(self) -> dict:
-        """{query, terms, step, total, weights, hits: [...], events: [...]}."""
-        return {"query": self.query, "terms": [shown(t) for t in self.terms], "step": self.step,
-                "total": self.total,
+        """{query, terms, forgiven: {term: [names]}, step, total, weights, hits: [...],
+        events: [...]}."""
+        return {"query": self.query, "terms": [shown(t) for t in self.terms],
+                "forgiven": {shown(t): [shown(w) for w in near]
+                             for t, near in self.forgiven.items()},
+                "step": self.step, "total": self.total,
                 "weights": {"key": KEY_WEIGHT, "value": VALUE_WEIGHT, "source": SOURCE_WEIGHT},
                 "hits": [h.to_json() for h in self.hits],
                 "events": [e.to_json() for e in self.events]}
@@ -117,16 +184,47 @@ class SearchResult:
 def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
            events: bool, limit: int = DEFAULT_LIMIT) -> SearchResult:
     """Search the mind graphs of `minds` (and the truth, and the events' text, when asked)
-    for `text`, as of the view's step; the `limit` best hits."""
+    for `text`, as of the view's step; the `limit` best facts. A term that matches nothing
+    is forgiven: searched as the names of the view's scenario near it (tomc/search_text.py
+    `near`)."""
     found_terms = query_terms(text)
     if not found_terms:
         return SearchResult(text, (), view.step, [], 0, [])
     at = _Steps(view.scenario.events)  # only the hits' events are read
-    rows = _outermost(view.found(found_terms, minds, truth))
-    hits = [_hit(h, found_terms, at) for h in rows]
-    hits = [h for h in hits if h.score > 0]
-    hits.sort(key=lambda h: (-h.score, h.until is not None, -h.since, h.chain, h.key,
-                             h.value))
+    hits, found_events = _found(view, found_terms, minds, truth, events, at)
+    seen = {t for h in hits for c in h.chains for t in c.matched} | {
+        t for e in found_events for t in e.matched}
+    forgiven: dict[str, tuple[str, ...]] = {}
+    if len(seen) < len(found_terms):
+        names = _names(view.scenario, view.step)
+        forgiven = {t: close for t in found_terms if t not in seen
+                    for close in [near(t, names)] if close}
+    if forgiven:
+        found_terms = tuple(dict.fromkeys(
+            w for t in found_terms for w in forgiven.get(t, (t,))))
+        hits, found_events = _found(view, found_terms, minds, truth, events, at)
+    return SearchResult(text, found_terms, view.step, hits[:limit], len(hits),
+                        found_events[:limit], forgiven)
+
+
+def _found(view: BeliefView, found_terms: tuple[str, ...], minds: Sequence[str],
+           truth: bool, events: bool, at: "_Steps") -> tuple[list[Hit], list[EventHit]]:
+    """Every fact found (ranked) and every event (ranked), for `found_terms` as they are."""
+    versions = [_version(h, found_terms, at) for h in _outermost(
+        view.found(found_terms, minds, truth))]
+    facts: dict[tuple[str, str], list[tuple[str, str, HeldBy]]] = {}
+    for key, value, v in versions:
+        if v.score > 0:
+            facts.setdefault((key.lower(), value), []).append((key, value, v))
+    hits = []
+    for group in facts.values():
+        group.sort(key=lambda g: (-g[2].score, g[2].until is not None, -g[2].since,
+                                  g[2].chain, g[0]))
+        key, value = group[0][0], group[0][1]
+        steps = sorted({v.since for _, _, v in group})
+        gave = tuple(GaveIt(s, at[s].time, at[s].text, at[s].line) for s in steps if s in at)
+        hits.append(Hit(key, value, tuple(v for _, _, v in group), gave))
+    hits.sort(key=lambda h: (-h.score, not h.current, -h.since, h.key, h.value))
     found_events = []
     if events:
         for e in view.found_events(found_terms):
@@ -135,8 +233,19 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
                 time = at[e.step].time if e.step in at else None
                 found_events.append(EventHit(e, time, len(terms_in), terms_in))
         found_events.sort(key=lambda e: (-e.score, -e.event.step))
-    return SearchResult(text, found_terms, view.step, hits[:limit], len(hits),
-                        found_events[:limit])
+    return hits, found_events
+
+
+def _names(scenario, step: int) -> set[str]:
+    """The words a forgiven term may become: of the keys, values and sources of the
+    scenario's events up to `step` (for an agent's session: the events it witnessed), its
+    agents and the sources its policy names."""
+    parts = list(scenario.agents) + list(scenario.policy.authorities)
+    for event in scenario.events:
+        fact = getattr(event, "fact", None)
+        if fact is not None and event.step <= step:
+            parts += [fact.key, fact.value, getattr(event, "source", None)]
+    return set(words(*parts).split())
 
 
 def _outermost(rows: list[Held]) -> list[Held]:
@@ -182,8 +291,10 @@ class _Steps:
         return found
 
 
-def _hit(h: Held, found_terms: tuple[str, ...], at: "_Steps") -> Hit:
-    """The version as a hit, scored by where each term matched."""
+def _version(h: Held, found_terms: tuple[str, ...],
+             at: "_Steps") -> tuple[str, str, HeldBy]:
+    """The version as (key, value, the chain's holding), scored by where each term
+    matched."""
     score, terms_in = 0, []
     for weight, part in ((KEY_WEIGHT, h.key), (VALUE_WEIGHT, h.value),
                          (SOURCE_WEIGHT, h.source)):
@@ -191,6 +302,7 @@ def _hit(h: Held, found_terms: tuple[str, ...], at: "_Steps") -> Hit:
         score += weight * len(new)
         terms_in += sorted(new)
     event = at.get(h.since)
-    return Hit(h.chain, h.key, h.value, h.since, h.until, event.time if event else None,
-               event.text if event else None, h.source, tuple(sorted(h.support)),
-               h.authority, score, tuple(sorted(terms_in)))
+    return h.key, h.value, HeldBy(h.chain, h.key, h.since, h.until,
+                                  event.time if event else None, h.source,
+                                  tuple(sorted(h.support)), h.authority, score,
+                                  tuple(sorted(terms_in)))

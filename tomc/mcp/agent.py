@@ -91,7 +91,8 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
     @tool(server, title=f"Search {me}'s memory", annotations=READ)
     def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
         """What I hold (or think others hold) whose key, value or source matches some
-        words, ranked: each hit with key, value, chain, step, time, event and source."""
+        words, ranked: one hit per fact (key and value) with the chains that hold it
+        (step, time, source) and the events that gave it; misspelt words forgiven."""
         return guard(lambda: result(reader.search(text, limit=limit).to_json()))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)

@@ -38,8 +38,10 @@ Procedure = Annotated[str, Field(
                 "KEY = VALUE ... }`).", examples=["deploy"])]
 SearchText = Annotated[str, Field(
     description="Words to look for in keys, values, sources and events (each word also "
-                "finds longer words it starts: `pay` finds `payments`); question words "
-                "such as `what`, `the` are left out.",
+                "finds longer words it starts: `pay` finds `payments`; a word that finds "
+                "nothing is read as the names a few edits from it: `refnd` finds "
+                "`refund`); question words such as `what`, `the` are left out.",
     examples=["payments outage", "who decided the helios pause"])]
-SearchLimit = Annotated[int, Field(description="At most this many hits (best first).",
+SearchLimit = Annotated[int, Field(description="At most this many hits, one per fact "
+                                               "(best first).",
                                    ge=1, le=1000, examples=[20])]

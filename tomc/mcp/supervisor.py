@@ -242,9 +242,10 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
 
     @tool(server, title="Search the memory", annotations=READ)
     def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
-        """Keys, values, sources and events' text matching some words, ranked: each hit
-        with key, value, holder chain, step, time, event and source; `weights` say how
-        hits are scored."""
+        """Keys, values, sources and events' text matching some words, ranked: one hit per
+        fact (key and value) with the chains that hold it (step, source) and the events
+        that gave it; misspelt words forgiven (`forgiven`); `weights` say how hits are
+        scored."""
         return guard(lambda: result(memory.search(text, limit=limit).to_json()))
 
     @tool(server, title="Ask any question in .tom", annotations=READ)

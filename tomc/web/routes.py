@@ -214,8 +214,9 @@ def router(held: Memories):
     def explain(name: str, who: Granted, chain: Chain, key: Key) -> JSONResponse:
         return ask(name, who, lambda s: s.explain(chain, key))
 
-    @api.get("/search", summary="Full-text search over keys, values, sources and events "
-                                "(an agent token: its own mind only)")
+    @api.get("/search", summary="Full-text search over keys, values, sources and events, "
+                                "one hit per fact, misspelt names forgiven (an agent token: "
+                                "its own mind only)")
     def search(name: str, who: Granted, text: Annotated[str, Query(examples=["outage"])],
                limit: Annotated[int, Query(ge=1, le=HISTORY_LIMIT)] = DEFAULT_LIMIT) \
             -> JSONResponse:

@@ -414,3 +414,55 @@ def test_a_credential_write_no_applier_takes_is_refused_never_tried_here(served,
         monkeypatch.undo()
     with Session.attach(NAME, db=db) as s:
         assert s.step == step
+
+
+def signed_read(maya, cypher: str, params, as_agent: str = "Maya", password=None) -> dict:
+    """A read request pushed by Maya's user as tomc/memory/served_reads.py shapes one
+    (signed with `password`, by default hers), and the applier's reply."""
+    login = maya.redis.connection_pool.connection_kwargs
+    reply = memory_key(NAME, "reply", login["username"], uuid.uuid4().hex)
+    fields = {"id": "r", "read": cypher, "params": params, "reply": reply, "as": as_agent}
+    mac = submit.signature(json.dumps(fields), password or login["password"])
+    maya.redis.rpush(memory_key(NAME, "queue"), json.dumps({**fields, "mac": mac}))
+    submit.wake(maya.redis, NAME)
+    answer = maya.redis.blpop([reply], 30)
+    assert answer is not None
+    return json.loads(answer[1])
+
+
+def test_the_agents_user_runs_no_query_and_the_applier_runs_only_tomcs_reads_of_its_mind(
+        served, tmp_path):
+    """docs/security.md, "An agent cannot hold anyone else": no GRAPH command for Maya's
+    user, even on her own mind graph; the applier runs for her only tomc's read templates,
+    on her own mind, and goes on after whatever she sends."""
+    from tomc.compiler.templates import render
+    from tomc.memory import served_reads
+    from tomc.memory.catalog import memory_graphs
+
+    db, _ = served
+    maya = from_url(credential(db, tmp_path))
+    mind = memory_graphs(NAME, ["Maya"]).mind("Maya")
+    for command in ("GRAPH.RO_QUERY", "GRAPH.QUERY", "GRAPH.EXPLAIN", "GRAPH.PROFILE"):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            maya.redis.execute_command(command, mind, "UNWIND range(1, 300000000) AS x "
+                                                      "RETURN count(x)")
+    perspectives = render("read_perspectives.cypher")
+    assert ["Maya"] in [r["agents"] for r in signed_read(maya, perspectives, {})["rows"]]
+    runaway = signed_read(maya, "UNWIND range(1, 300000000) AS x RETURN count(x)", {})
+    assert runaway["error"] == "refused" and "read templates" in runaway["message"]
+    # Billing's mind, asked as Billing with Maya's password: not signed by its sender.
+    assert signed_read(maya, perspectives, {}, as_agent="Billing")["error"] == "refused"
+    too_big = signed_read(maya, perspectives, {"pad": "x" * served_reads.MAX_BYTES})
+    assert too_big["error"] == "refused"
+    nested: list = []
+    for _ in range(500):
+        nested = [nested]
+    for params in ({"chains": nested, "step": 1}, {"chains": "Maya", "step": {"a": [None]}}, {}):
+        assert "error" in signed_read(maya, render("read_held.cypher"), params)
+    assert signed_read(maya, perspectives, {})["rows"]  # the applier lives on
+    reads = served_reads.ServedReads(maya, NAME, "Maya")
+    with pytest.raises(AccessDenied):
+        reads.read(memory_key(NAME, "world"), perspectives, {})
+    with pytest.raises(AccessDenied):
+        reads.read(mind, "MATCH (n) RETURN n", {})
+    maya.close()

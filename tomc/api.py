@@ -276,15 +276,15 @@ class Session:
                         "E101", f"memory {label!r} has no agent {as_agent!r}", None,
                         f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
                                                               or "none yet"))])
-                user, password = acl.grant(database, live.engine.graphs, as_agent)
+                # Its user made (or repaired: a server without an ACL file forgets it),
+                # for the agent's own credential.
+                acl.grant(database, live.engine.graphs, as_agent)
                 fill_view(database, label)  # a memory made before the agents' views
                 # An agent reads only its own mind, never its own writes: a replica may
                 # answer it where the caller accepts stale reads (docs/deployment.md).
                 server = (database.replica(memory_key(label))
                           if database.options.stale_reads else shard)
-                agent_db = server.as_user(user, password)
-                stack.callback(agent_db.close)
-                reader = AgentReader(live, as_agent, agent_db)
+                reader = AgentReader(live, as_agent, server)
         except redis.exceptions.NoPermissionError as err:
             stack.close()
             # (With as_agent set, a view the credential may not read is refused by

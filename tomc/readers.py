@@ -1,6 +1,7 @@
 """What a `Session` may read, as an object (tomc/api.py): every mind through the engine
-(`EngineReader`), or one agent's own mind through its read-only FalkorDB user
-(`AgentReader`, docs/storage.md "Private minds"), which refuses the rest with AccessDenied.
+(`EngineReader`), or one agent's own mind (`AgentReader`; `CredentialReader` with the
+agent's own credential: docs/storage.md "Private minds"), which refuses the rest with
+AccessDenied.
 The session asks its reader instead of branching on who it reads as."""
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ class EngineReader:
 
 
 class AgentReader(EngineReader):
-    """One agent's mind, through its own read-only FalkorDB user `db`: chains that start
-    with `agent`, the events it witnessed, and its own `context_for`; anything else, and
-    writing, raises AccessDenied (FalkorDB refuses it underneath too)."""
+    """One agent's mind, read through `db` (the administrator's connection, or a replica of
+    it: a session attached `as_agent`): chains that start with `agent`, the events it
+    witnessed, and its own `context_for`; anything else, and writing, raises AccessDenied.
+    Its graph reads go to `reads` (`db`, or what a subclass puts there), each one of
+    tomc's read templates on the agent's mind graph."""
 
     direct = False
 
@@ -79,6 +82,7 @@ class AgentReader(EngineReader):
         super().__init__(live)
         self.agent = agent
         self.db = db
+        self.reads = db
 
     def scenario(self, history: Callable[[], list[AnyEvent]]) -> ScenarioModel:
         return dataclasses.replace(self.live.scenario, events=history())
@@ -105,11 +109,11 @@ class AgentReader(EngineReader):
     def belief(self, query: QueryModel) -> Answer:
         self.chain(query.chain)
         engine = self.live.engine
-        return queries.answer(self.db, engine.graphs, query, engine.owner_id(query))
+        return queries.answer(self.reads, engine.graphs, query, engine.owner_id(query))
 
     def ready(self, query: ReadyQuery) -> ReadyAnswer:
         self.chain(query.chain)
-        return queries.ready(self.db, self.live.engine.graphs, query)
+        return queries.ready(self.reads, self.live.engine.graphs, query)
 
     def analysis(self, query, step: int):
         own = (query.analysis == "context_for" and query.agents[0] == self.agent) or \
@@ -125,18 +129,21 @@ class AgentReader(EngineReader):
         self.whole("no view of every mind")
 
     def mind_view(self, scenario: ScenarioModel, step: int) -> BeliefView:
-        """Through its own user: the view reads only chains that start with the agent."""
-        return GraphView(self.db, self.live.engine.graphs, scenario, step)
+        """The view reads only chains that start with the agent (`chain`, through the
+        analysis), on its mind graph."""
+        return GraphView(self.reads, self.live.engine.graphs, scenario, step)
 
 
 class CredentialReader(AgentReader):
     """An agent's mind read with only its own credential (`db`, tomc/memory/agent_live.py):
-    as `AgentReader`, and its own speech is written, through the memory's applier and
-    signed with its password (tomc/memory/submit.py), which takes only a `tell`/`says`
-    (...) by the agent."""
+    as `AgentReader`, its graph reads run by the memory's applier (its user may run no
+    query: tomc/memory/served_reads.py), and its own speech is written through the
+    applier too, signed with its password (tomc/memory/submit.py), which takes only a
+    `tell`/`says` (...) by the agent."""
 
     def __init__(self, live, agent: str, db: Database, memory: str):
         super().__init__(live, agent, db)
+        self.reads = live.engine.reads  # its mind graph, read by the applier
         self.submits_as = agent
         self.memory = memory
 

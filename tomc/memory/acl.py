@@ -1,12 +1,12 @@
-"""Private minds: one FalkorDB ACL user per agent of a memory, allowed `GRAPH.RO_QUERY`
-(and PING) on that agent's mind graph (docs/falkordb.md checks 5.1-5.12), and through
-selectors, each one command on named keys, to submit its own speech to the memory's applier
-(`submitting`) and to read its view of the world and one token record by id (`reading`).
+"""Private minds: one FalkorDB ACL user per agent of a memory, allowed PING and, through
+selectors, each one command on named keys, to submit its own speech and its reads of its
+own mind to the memory's applier (`submitting`; tomc/memory/served_reads.py) and to read its
+view of the world and one token record by id (`reading`). It may run no GRAPH command: any
+query it could send would hold its mind graph, and the commits into it, for as long as the
+query runs (docs/security.md).
 
-- The key pattern is the mind graph's exact name: `graph_key` turns the glob characters
-  `*?[]\\` of agent and memory names into `%XX`, so a name can never widen it (check 5.8);
-  `%R~` does not work for GRAPH.* commands (check 5.2), so the pattern is `~NAME`, and the
-  command list (not the pattern) makes the user read-only.
+- Key patterns are exact names: `graph_key` turns the glob characters `*?[]\\` of agent
+  and memory names into `%XX`, so a name can never widen one (docs/falkordb.md check 5.8).
 - A user's name is `tomc_` and a hash of the memory's world graph and the agent: no user
   name or pattern holds raw user text.
 - Its password is stored nowhere: it is derived (HMAC-SHA256) from the password of the
@@ -86,13 +86,14 @@ def selectors(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
 
 
 def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
-    """The ACL SETUSER rules of `agent`'s user: its one mind graph, read-only queries, PING,
-    READONLY (which lets a cluster replica answer its reads; it grants no command), and
-    the selectors of `submitting` and `reading`."""
+    """The ACL SETUSER rules of `agent`'s user: PING, READONLY (which lets a cluster
+    replica answer its view's reads; it grants no command), and the selectors of
+    `submitting` and `reading`. No GRAPH command: its reads of its mind graph are run by
+    the applier (tomc/memory/served_reads.py)."""
     selectors_ = [f"({' '.join('~' + k for k in keys)} +{command})"
                   for command, keys in selectors(graphs, agent)]
-    return ["reset", "on", ">" + password, "resetkeys", "~" + graphs.mind(agent),
-            "resetchannels", "-@all", "+graph.ro_query", "+ping", "+readonly", *selectors_]
+    return ["reset", "on", ">" + password, "resetkeys", "resetchannels", "-@all", "+ping",
+            "+readonly", *selectors_]
 
 
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
@@ -167,16 +168,16 @@ def _matches(found, graphs: GraphNames, user: str, secret: str) -> bool:
     agent = next((a for a in graphs.minds if user_name(graphs, a) == user), None)
     if agent is None:
         return False
-    key = graphs.mind(agent)
-    commands = str(found.get("commands", ""))
+    commands = found.get("commands", [])
+    commands = sorted(commands.split() if isinstance(commands, str) else commands)
     found_selectors = [(str(dict(zip(s[::2], s[1::2])).get("commands", "")).split()[-1:],
                   str(dict(zip(s[::2], s[1::2])).get("keys", "")).split())
                  for s in found.get("selectors", [])]
     wanted = [([f"+{command}"], [f"~{k}" for k in keys])
               for command, keys in selectors(graphs, agent)]
-    return ("on" in found.get("flags", []) and found.get("keys") in (f"~{key}", [f"~{key}"])
+    return ("on" in found.get("flags", []) and found.get("keys") in ("", [])
             and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
-            and "+graph.ro_query" in commands and "+readonly" in commands
+            and commands == ["+ping", "+readonly"]
             and found_selectors == wanted)
 
 

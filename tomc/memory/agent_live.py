@@ -25,6 +25,7 @@ from tomc.dsl.diagnostics import DiagnosticError
 from tomc.dsl.program import QueryModel, Quiet, ScenarioModel
 from tomc.engine.live import DECLARATIONS
 from tomc.memory import agent_view, catalog
+from tomc.memory.served_reads import ServedReads
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 from tomc.runtime.keys import memory_key
@@ -32,10 +33,12 @@ from tomc.runtime.keys import memory_key
 
 class ViewedEngine:
     """What a session reads beside the view, through the agent's own user `db`: its mind
-    graph's perspectives (which chain owns which key, their node ids)."""
+    graph's perspectives (which chain owns which key, their node ids), read by the memory's
+    applier (`reads`: tomc/memory/served_reads.py, which the session's belief reads use too)."""
 
     def __init__(self, db: Database, name: str, agent: str):
         self.db = db
+        self.reads = ServedReads(db, name, agent)
         self.agent = agent
         self.graphs = catalog.memory_graphs(name, [agent])
         # An agent cannot read the incarnation key: its requests name none.
@@ -54,8 +57,8 @@ class ViewedEngine:
         if not self._stale:
             return
         try:
-            rows = self.db.read(self.graphs.mind(self.agent),
-                                render("read_perspectives.cypher"), {})
+            rows = self.reads.read(self.graphs.mind(self.agent),
+                                   render("read_perspectives.cypher"), {})
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"could not read {self.agent}'s mind graph: "
                                       f"{err}") from None

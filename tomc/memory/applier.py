@@ -55,7 +55,7 @@ from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.engine import event_codec
 from tomc.engine.base import Behind
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
-from tomc.memory import acl, catalog, submit, writes
+from tomc.memory import acl, catalog, served_reads, submit, writes
 from tomc.memory.opening import (
     attached,
     check_new_memory,
@@ -354,6 +354,9 @@ class Applier:
         among this memory's: an agent's user may push any text on the queue (docs/
         security.md), and nothing of a malformed one is read further (a reply list named
         by it could be any key)."""
+        if isinstance(fields, dict) and "read" in fields:  # an agent's read
+            return served_reads.well_formed(fields) and fields["reply"].startswith(
+                memory_key(self.name, "reply") + ":")
         if not isinstance(fields, dict) or any(
                 not isinstance(fields.get(name), str) for name in REQUIRED):
             return False
@@ -398,6 +401,12 @@ class Applier:
 
     def _applied(self, batch: list[Request]) -> None:
         rest = [request for request in batch if self._admitted(request)]
+        # Agents' reads first: none waits for the writes taken with it, which no writer
+        # has been told are stored yet.
+        for request in [r for r in rest if "read" in r.fields]:
+            self._answer(request, served_reads.answer(self.db, self.name, request.fields,
+                                                      len(request.raw)))
+        rest = [request for request in rest if "read" not in request.fields]
         while rest and self._attach() is None:
             first = rest.pop(0)
             if self._create(first) is not None:
@@ -436,7 +445,8 @@ class Applier:
         """Whether `request` is signed by its sender (tomc/memory/submit.py): the
         administrator, or the agent named in `as` (with its own password), whose request
         may hold only its own speech (`tell`, `says` with it as the speaker), creates no
-        memory and asks no policy. Else it is answered (`refused`) and dropped."""
+        memory and asks no policy, or read its own mind (tomc/memory/served_reads.py).
+        Else it is answered (`refused`) and dropped."""
         f = dict(request.fields)
         mac, agent = f.pop("mac", None), f.get("as")
         password = self.db.redis.connection_pool.connection_kwargs.get("password") or ""
@@ -455,6 +465,8 @@ class Applier:
             self._bury(request.raw, f"a reply list that is not {agent}'s own")
             request.answered = True
             return False
+        if "read" in f:
+            return True
         try:
             _, parsed = statements_of(f["text"])
         except TomError:

@@ -95,14 +95,31 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
     the memory's own keys may be touched (no wake set: its applier waits on the queue
     itself). Raises NoApplier, DatabaseUnavailable."""
     rid = uuid.uuid4().hex
-    login = client.connection_pool.connection_kwargs
-    reply = memory_key(name, "reply", login["username"], rid) if as_agent is not None \
-        else memory_key(name, "reply", rid)
     fields = {"id": rid, "key": key, "text": text, "after_step": after_step, "create": create,
-              "policy": policy, "incarnation": incarnation, "reply": reply, "as": as_agent}
+              "policy": policy, "incarnation": incarnation,
+              "reply": reply_list(client, name, rid, as_agent), "as": as_agent}
+    return exchange(client, name, fields, clustered,
+                    f"retry with the same idempotency key ({key})")
+
+
+def reply_list(client: redis.Redis, name: str, rid: str, as_agent: Optional[str]) -> str:
+    """The reply list of request `rid`: an agent's is under its FalkorDB user's name (the
+    only replies its user may pop), the administrator's under the memory's."""
+    if as_agent is None:
+        return memory_key(name, "reply", rid)
+    return memory_key(name, "reply", client.connection_pool.connection_kwargs["username"], rid)
+
+
+def exchange(client: redis.Redis, name: str, fields: dict, clustered: bool,
+             retry: str) -> dict:
+    """Queue the request `fields` (its `reply` list among them) for memory `name`'s applier,
+    signed with `client`'s password, and wait for the reply (a dict); `retry`: what the
+    caller should do if the answer does not come (said in the error). Raises NoApplier,
+    DatabaseUnavailable."""
+    login = client.connection_pool.connection_kwargs
     body = json.dumps(fields)
     request = json.dumps({**fields, "mac": signature(body, login.get("password") or "")})
-    queue = memory_key(name, "queue")
+    queue, reply = memory_key(name, "queue"), fields["reply"]
     try:
         pipe = client.pipeline(transaction=False)
         pipe.rpush(queue, request)
@@ -114,8 +131,7 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
         while answer is None:
             if waited >= limit:
                 raise DatabaseUnavailable(f"the applier of memory {name} did not answer in "
-                                          f"{limit:.0f} s; retry with the same "
-                                          f"idempotency key ({key})")
+                                          f"{limit:.0f} s; {retry}")
             waited += POLL_S
             pipe = client.pipeline(transaction=False)
             pipe.exists(memory_key(name, "applier"), *([] if clustered else [appliers_key()]))
@@ -124,11 +140,10 @@ def submit(client: redis.Redis, name: str, text: str, key: str,
             unserved = 0.0 if alive else unserved + POLL_S
             if answer is None and unserved >= GRACE_S:
                 if client.lrem(queue, 1, request):
-                    raise NoApplier(f"no applier took the write to memory {name}")
+                    raise NoApplier(f"no applier took the request to memory {name}")
                 unserved = 0.0  # an applier holds it: its answer will come
     except (redis.ConnectionError, redis.TimeoutError) as err:
-        raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}; retry with the "
-                                  f"same idempotency key ({key})") from None
+        raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}; {retry}") from None
     except redis.ResponseError as err:  # OOM: the server is full (maxmemory, noeviction)
         raise DatabaseUnavailable(f"FalkorDB refused the request: {err}; nothing was "
                                   "queued" + (" (the server is full: its maxmemory)" if

@@ -31,7 +31,6 @@ import falkordb
 import redis
 from falkordb.helpers import stringify_param_value
 from redis.backoff import NoBackoff
-from redis.exceptions import NoPermissionError
 from redis.retry import Retry
 
 from tomc.runtime.cluster import Topology
@@ -113,9 +112,6 @@ class Database:
         # node was lost (a failover, a move): the next command looks the master up again.
         self._home: Optional[tuple["Database", str]] = None
         self._lost = False
-        self._login: Optional[tuple[str, str]] = None  # an ACL user's (as_user)
-        # Reads inside MULTI/EXEC (`reads`); not an agent's user (`as_user`).
-        self.reads_together = True
         # The data folder whose server this is (`connect` without a URL), for messages.
         self.folder: Optional[Path] = None
 
@@ -130,12 +126,11 @@ class Database:
         return falkordb.Graph(self.redis, name)
 
     def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
-        """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY, so a
-        user restricted to reads can run it), sent inside MULTI/EXEC: FalkorDB runs a
-        query sent alone on a worker thread, which can run between two statements of
-        another client's MULTI/EXEC and see half of it (docs/falkordb.md check 6.20);
-        inside MULTI/EXEC it runs on the main thread, between transactions. An agent's
-        user reads alone (`as_user`)."""
+        """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY), sent
+        inside MULTI/EXEC: FalkorDB runs a query sent alone on a worker thread, which can
+        run between two statements of another client's MULTI/EXEC and see half of it
+        (docs/falkordb.md check 6.20); inside MULTI/EXEC it runs on the main thread,
+        between transactions."""
         command = query_command(graph, cypher, params, read_only=True)
         with self.redirected(graph):  # first: on a cluster, the master serving it now
             (reply,) = self.reads([command])
@@ -145,16 +140,8 @@ class Database:
 
     def reads(self, commands: list[tuple]) -> list:
         """The replies of read-only `commands` (error replies among them), in one round
-        trip, inside MULTI/EXEC (`read` says why); a user that may not run MULTI (an
-        agent's: `as_user`, or a URL logged in as one) reads alone from then on."""
-        if self.reads_together:
-            try:
-                return self.pipelined(commands, together=True)
-            except redis.ResponseError as err:  # NOPERM on MULTI, or EXECABORT for it
-                if "NOPERM" not in str(err) and not isinstance(err, NoPermissionError):
-                    raise
-                self.reads_together = False
-        return self.pipelined(commands, together=False)
+        trip, inside MULTI/EXEC (`read` says why)."""
+        return self.pipelined(commands, together=True)
 
     def pipelined(self, commands: list[tuple], together: bool) -> list:
         """The replies of `commands` (error replies among them), sent in one round trip;
@@ -246,11 +233,7 @@ class Database:
         none does. Nothing is retried: the command that failed has failed."""
         if self._lost:
             parent, key = self._home
-            client, url = parent._master(key)
-            # An ACL user's shard finds the master through the cluster's own login (the
-            # user may read only its graph), then logs in there as itself.
-            self.redis = client if self._login is None else _logged_in(client, *self._login)
-            self.url = url if self._login is None else f"{url} as {self._login[0]}"
+            self.redis, self.url = parent._master(key)
             self._lost = False
 
     @contextmanager
@@ -316,20 +299,6 @@ class Database:
     def release(self, connection: redis.Connection) -> None:
         """Return a connection taken by `connection()` to the pool."""
         self.redis.connection_pool.release(connection)
-
-    def as_user(self, username: str, password: str) -> "Database":
-        """A Database on the same server, logged in as an ACL user (an agent's private
-        user: tomc/memory/acl.py). Raises DatabaseUnavailable if the server refuses it.
-        A cluster shard's user follows a failover as the shard does (`current`)."""
-        user = open_database(_logged_in(self.redis, username, password),
-                             f"{self.url} as {username}", check_graphs=False)
-        # Its reads run alone, on FalkorDB's worker threads: a query inside MULTI/EXEC
-        # runs on the main thread, and an agent's runaway query must not hold the server
-        # (docs/security.md); so it may see half of a transaction (docs/storage.md).
-        user.reads_together = False
-        if self._home is not None:
-            user._home, user._login = self._home, (username, password)
-        return user
 
     def close(self) -> None:
         """Close every connection of the pool (and of each node's, in a cluster)."""
@@ -516,14 +485,6 @@ def _options(url: str) -> tuple[str, Options]:
         raise DatabaseUnavailable(f"simulate in the FalkorDB URL must be one of "
                                   f"{', '.join(Options.SIMULATE)}, not {simulate!r}")
     return rest, Options(wait, stale, simulate)
-
-
-def _logged_in(client: redis.Redis, username: str, password: str) -> redis.Redis:
-    """A client of `client`'s server, logged in as `username`."""
-    kwargs = dict(client.connection_pool.connection_kwargs)
-    kwargs.update(username=username, password=password)
-    return redis.Redis(connection_pool=redis.ConnectionPool(
-        connection_class=client.connection_pool.connection_class, **kwargs))
 
 
 def from_cluster_url(url: str, interactive: bool = False) -> Database:

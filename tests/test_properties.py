@@ -9,6 +9,7 @@ compares every answer at every step. A failing example prints the scenario as .t
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import replace
 
@@ -714,10 +715,11 @@ def disputes_in(engine: str, db, claims: list[str]) -> tuple:
 @settings(max_examples=max(10, settings.default.max_examples // 4))
 @given(dated_claims().flatmap(lambda c: st.tuples(st.just(c), st.permutations(c))))
 def test_dated_disputes_do_not_depend_on_arrival_order(db, orders):
-    """docs/semantics.md section 4, "Arrival order": with publication times given, the
-    current values (with their support), the rivals kept as contested (value and source) and what a handoff
-    sends (its caveats included) are the same in any arrival order, on each engine; and
-    the two engines agree."""
+    """docs/semantics.md section 4, "Arrival order" and "Dominance": with publication
+    times given, the current values (with their support), the rivals kept as contested
+    (value and source: only those no claim of the current value dominates) and what a
+    handoff sends (its caveats included) are the same in any arrival order, on each
+    engine; and the two engines agree."""
     claims, shuffled = orders
     for engine in ("falkordb", "reference"):
         assert disputes_in(engine, db, claims) == disputes_in(engine, db, shuffled), engine
@@ -757,3 +759,48 @@ def test_engines_agree_on_walks_through_links(db, file):
                 assert about(mine, subject, chain, 2).to_json() == \
                     about(theirs, subject, chain, 2).to_json()
     event(f"deepest hop {deepest}")
+
+
+CLAIM = re.compile(r"claim (\S+) = (\S+) from (\S+) at (\S+) to (\S+)")
+AUTHORITIES = {"s0": 0, "s1": 1, "s2": 2, "s3": 2}
+
+
+def dominates(claim: tuple[int, str], other: tuple[int, str]) -> bool:
+    """docs/semantics.md section 4, "Dominance", for dated claims (authority, date)."""
+    return claim != other and claim[0] >= other[0] and claim[1] >= other[1]
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4))
+@given(dated_claims(), st.sampled_from(["falkordb", "reference"]))
+def test_a_dominated_claim_is_never_a_rival_nor_a_caveat(db, claims, engine):
+    """On one engine's answers alone (a bug both engines shared would fail it): after dated
+    claims, each chain's current value is contested by exactly the claims of other values
+    that no claim of its own value dominates (value and source), all read from the
+    scenario text; and a handoff's caveats are such claims too: a superseded value is
+    history, never a rival (docs/semantics.md section 4, "Dominance")."""
+    text = DISPUTES + "".join(f"  {c}\n" for c in claims) + "  handoff A -> B write\n}\n"
+    (scenario,) = check_text(text, "dispute.tom").scenarios
+    run = run_scenario(scenario, engine, db if engine == "falkordb" else None)
+    parsed = [CLAIM.fullmatch(c).groups() for c in claims]
+    n = len(claims)
+
+    def received(chain: tuple) -> list[tuple]:
+        # A claim to A reaches A (and the truth); a claim to all every chain.
+        return [(key, value, source, AUTHORITIES[source], day)
+                for key, value, source, day, to in parsed
+                if to == "all" or chain in ((), ("A",))]
+
+    def undominated(chain: tuple, key: str, value: str) -> set:
+        mine = [(a, d) for k, v, _, a, d in received(chain) if (k, v) == (key, value)]
+        return {(v, s) for k, v, s, a, d in received(chain) if k == key and v != value
+                and not any(dominates(c, (a, d)) for c in mine)}
+
+    view = run.view(n)
+    for h in view.held([(), *scenario.chains()]):
+        rivals = {(r.value, r.source) for r in h.rivals}
+        assert rivals == undominated(h.chain, h.key, h.value), (engine, h)
+    for sent in handed_over(view, "A", "B", 0):
+        for r in sent.rivals if sent.about is None else ():
+            source = r.source.removesuffix(" via A")
+            assert (r.value, source) in undominated(("A",), sent.key, sent.value), (
+                engine, sent)

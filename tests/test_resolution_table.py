@@ -64,8 +64,9 @@ ROWS += [("one", authority, dates, arrival, "none", r)
 class Claim:
     """A value (or an ending: value None) from `source`, with its authority and
     publication time; as a held version, its support, the (authority, published) of each
-    of its claims, and the claims (value, source, authority, published) contested against
-    it."""
+    of its claims, and the claims of other values recorded against it, (value, source,
+    authority, published, disputed) each: a claim that one of its claims dominates is
+    kept, not disputed, for a successor that does not dominate it."""
 
     def __init__(self, value: Optional[str], source: str, authority: int,
                  published: Optional[str]):
@@ -73,7 +74,7 @@ class Claim:
         self.authority, self.published = authority, published
         self.support: list[str] = [source]
         self.claims: list[tuple[int, Optional[str]]] = [(authority, published)]
-        self.contested: list[tuple[str, str, int, Optional[str]]] = []
+        self.contested: list[tuple[str, str, int, Optional[str], bool]] = []
 
     def dominated_by(self, claims: list[tuple[int, Optional[str]]]) -> bool:
         """Some claim of `claims` dominates this one (both dated)."""
@@ -117,9 +118,10 @@ def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Cl
                 outcome = "supersede" if force else judge(new, version, ties)
                 if outcome == "supersede":
                     held.remove(version)
-                elif outcome == "contest" and not new.dominated_by(version.all_claims()):
+                elif outcome == "contest":
                     version.contested.append(("(ended)", new.source, new.authority,
-                                              new.published))
+                                              new.published,
+                                              not new.dominated_by(version.all_claims())))
             continue
         same = [v for v in held if v.value == new.value]
         if same:  # corroborate: a claim that outranks the version gives it its date
@@ -130,8 +132,9 @@ def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Cl
             if dated(new, version) and judge(new, version, "contested") == "supersede":
                 version.published = new.published
             version.authority = max(version.authority, new.authority)
-            version.contested = [c for c in version.contested
-                                 if not dominates((new.authority, new.published), c[2:])]
+            version.contested = [(*c[:4], c[4] and not dominates((new.authority,
+                                                                   new.published), c[2:4]))
+                                 for c in version.contested]
         elif many or not held:
             held.append(new)
         else:
@@ -139,18 +142,20 @@ def settle(arrivals: list[Claim], many: bool, force: bool, ties: str) -> list[Cl
             outcome = "supersede" if force else judge(new, old, ties)
             if outcome == "supersede":
                 held = [new]
-                if not force and dated(new, old):  # what is not dominated stays disputed
-                    for v, s, a, p in old.contested:
+                if not force and dated(new, old):  # disputed while not dominated
+                    for v, s, a, p, _ in old.contested:
                         if v == new.value and s not in new.support:
                             new.support.append(s)
                             new.claims.append((a, p))
-                    new.contested = [c for c in old.contested if c[0] != new.value
-                                     and not any(dominates(n, c[2:]) for n in new.claims)]
-                    new.contested += [(old.value, s, *c) for s, c in zip(old.support,
-                                                                         old.claims)
-                                      if not any(dominates(n, c) for n in new.claims)]
-            elif outcome == "contest" and not new.dominated_by(old.all_claims()):
-                old.contested.append((new.value, new.source, new.authority, new.published))
+                    new.contested = [
+                        (*c[:4], not any(dominates(n, c[2:4]) for n in new.claims))
+                        for c in old.contested if c[0] != new.value]
+                    new.contested += [
+                        (old.value, s, *c, not any(dominates(n, c) for n in new.claims))
+                        for s, c in zip(old.support, old.claims)]
+            elif outcome == "contest":
+                old.contested.append((new.value, new.source, new.authority, new.published,
+                                      not new.dominated_by(old.all_claims())))
     return held
 
 
@@ -168,7 +173,8 @@ def expected(row: tuple, trust: str, ties: str) -> tuple[list[str], list[str], l
     # Claims are adopted outright unless trust is by authority (learned trust: a standing
     # changes only after the row's last claim, its settlement).
     held = settle(arrivals, cardinality == "many", trust not in ("authority", "learned"), ties)
-    return (sorted(v.value for v in held), sorted({c[0] for v in held for c in v.contested}),
+    return (sorted(v.value for v in held),
+            sorted({c[0] for v in held for c in v.contested if c[4]}),
             sorted({s for v in held for s in v.support}))
 
 

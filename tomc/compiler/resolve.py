@@ -15,18 +15,21 @@ This is the engine's only statement of the rules; the reference interpreter
 tests/test_resolution_table.py compare the two.
 
 Shapes: `Version(vid, key, value, authority, published, valid_from, source, support,
-support_authority, rivals, support_published)` (rivals: the claims contested against it,
-(value, source, authority, published) each; support_published: each supporting claim's
-publication time, beside its authority, for the dominance rule);
+support_authority, rivals, claimed)` (rivals: the claims of other values recorded against
+it, (value, source, authority, published, disputed) each, `disputed` False for one a claim
+of this value dominates: superseded, kept only so that a successor it does not dominate
+contests it again; claimed: every claim of this value, (source, authority, published)
+each, for the dominance rule);
 `Changes` holds one graph's parameter rows (docs/cypher.md, write.cypher):
 copies {p, source, key, open: [{from, vid}]}, creates {p, vid, f: the index of its fact
 in `stored`, rule},
-supports {p, vid, sources, authority, top, published, claimed, drop} (published: the
-version's new publication time, or None; claimed: the new claims' publication time; drop:
-the rivals the new claim dominates, each as `_rival_key`), contests {p, vid, key, value,
-source, authority, published}, keeps {p, vid, by, value, claims, drop} (a dated
-supersede's dispute: `by` takes the rivals of `vid` but those of its own `value` and those
-in `drop`, and a claim of `vid`'s value per index of `vid`'s support in `claims`), closes {p, vid,
+supports {p, vid, sources, authority, top, published, claims, drop} (published: the
+version's new publication time, or None; claims: the claims it gains, {source, authority,
+published} each; drop: the rivals the new claim dominates, each as `_rival_key`), contests
+{p, vid, key, value, source, authority, published, dominated}, keeps {p, vid, by, value,
+claims, drop} (a dated supersede's dispute: `by` takes the rivals of `vid` but those of
+its own `value`, those in `drop` not disputed, and a claim of `vid`'s value per source in
+`claims`, {source, authority, published, dominated} each), closes {p, vid,
 valid_to, source, authority, published} (an ending, and what it came from), supersedes
 {p, vid, by, valid_to} (`by`: the successor, created first); `p` and `source` are chains, linked
 to node ids by the runtime (tomc/runtime/executor.py Directory).
@@ -63,14 +66,17 @@ class Version:
     source: Optional[str]
     support: tuple[str, ...]
     support_authority: tuple[int, ...] = ()
-    rivals: tuple[tuple[Optional[str], Optional[str], int, Optional[str]], ...] = ()
-    support_published: tuple[Optional[str], ...] = ()
+    rivals: tuple[tuple[Optional[str], Optional[str], int, Optional[str], bool], ...] = ()
+    claimed: tuple[tuple[Optional[str], int, Optional[str]], ...] = ()
 
     def claims(self) -> list[tuple[int, Optional[str]]]:
-        """(authority, publication time) of each claim of this value: each supporting
-        source's, and the best one, which the version ranks by."""
-        return [*zip(self.support_authority, self.support_published),
-                (self.authority, self.published)]
+        """(authority, publication time) of each claim of this value, and of the best one,
+        which the version ranks by."""
+        return [*((a, p) for _, a, p in self.claimed), (self.authority, self.published)]
+
+    def disputes(self) -> list[tuple]:
+        """The rivals contested against it now (not dominated)."""
+        return [r for r in self.rivals if r[4]]
 
 
 @dataclass
@@ -107,8 +113,9 @@ class Held:
 
     def load(self, rows: Iterable[dict]) -> None:
         """Take rows {agents, vid, key, value, authority, published, valid_from, source,
-        support, support_authority, support_published, rivals: [[value, source, authority,
-        published]]} read from the graphs (read_open.cypher: a writer that attaches)."""
+        support, support_authority, claimed: [[source, authority, published]], rivals:
+        [[value, source, authority, published, disputed]]} read from the graphs
+        (read_open.cypher: a writer that attaches; '' stands for no source or time)."""
         self.open = {}
         for r in rows:
             slot = (tuple(r["agents"]), r["key"])
@@ -117,7 +124,7 @@ class Held:
                 r["valid_from"], r["source"], tuple(r["support"] or ()),
                 tuple(r["support_authority"] or ()),
                 tuple(tuple(x) for x in r["rivals"] or ()),
-                tuple(p or None for p in r["support_published"] or ())))
+                tuple((s or None, a, p or None) for s, a, p in r["claimed"] or ())))
 
     def accept(self, changed: dict[tuple[Chain, str], tuple[Version, ...]]) -> None:
         """Record what a committed change left open (`Resolution.changed`)."""
@@ -191,9 +198,9 @@ class Resolution:
             self._graph(chain).supersedes.append({"p": chain, "vid": held.vid, "by": new,
                                                   "valid_to": valid_to})
         elif outcome == "contest":
-            if _dominated(fact, held):
-                return "superseded"  # history, never a dispute (docs/semantics.md section 4)
-            self._contest(chain, held, fact["value"], fact)
+            # A claim a claim of the held value dominates is superseded on arrival: kept,
+            # not disputed (docs/semantics.md section 4, "Dominance").
+            self._contest(chain, held, fact["value"], fact, not _dominated(fact, held))
         return outcome
 
     def _judge(self, fact: Fact, held: Version) -> str:
@@ -229,8 +236,8 @@ class Resolution:
                     "valid_to": _later(fact.get("valid_to"), held.valid_from),
                     "source": fact["source"], "authority": fact["authority"],
                     "published": fact["published"]})
-            elif outcome == "contest" and not _dominated(fact, held):
-                self._contest(chain, held, ENDED, fact)
+            elif outcome == "contest":
+                self._contest(chain, held, ENDED, fact, not _dominated(fact, held))
         self.changed[(chain, fact["key"])] = tuple(
             v for v in self.current(chain, fact["key"]) if v.vid not in closed)
         return outcome
@@ -254,79 +261,82 @@ class Resolution:
             vid, fact["key"], fact["value"], fact["authority"], fact["published"],
             fact["valid_from"], fact["source"], tuple(fact["support"]),
             tuple(fact["authority"] for _ in fact["support"]),
-            support_published=tuple(fact["published"] for _ in fact["support"])))
+            claimed=tuple((s, fact["authority"], fact["published"]) for s in fact["support"])))
         return vid
 
     def _keep_dispute(self, chain: Chain, fact: Fact, held: Version, new: int) -> None:
-        """A dated supersede not forced keeps what is still disputed, as if the two had
-        arrived the other way round (docs/semantics.md section 4, "Dominance"): `held`'s
-        rivals of `fact`'s value join the new version's support (they claimed it); the new
-        version is contested by `held`'s other rivals and by `held`'s own claims (one per
-        source, with the authority it joined with), each only while no claim of the new
-        version dominates it: a dominated one is superseded, history (write.cypher
-        `keeps`)."""
+        """A dated supersede not forced keeps the dispute, as if the two had arrived the
+        other way round (docs/semantics.md section 4, "Dominance"): `held`'s rivals of
+        `fact`'s value join the new version (their sources its support, their claims its
+        own: they claimed it); the new version is recorded against by `held`'s other rivals
+        and by `held`'s own claims (one per source, its latest), each disputed only while
+        no claim of the new version dominates it (write.cypher `keeps`)."""
         value = fact["value"]
-        absorbed: dict[str, tuple[int, Optional[str]]] = {}  # source -> its claim, once each
-        for rival, source, authority, published in held.rivals:
-            if rival == value and source is not None and source not in fact["support"]:
-                absorbed.setdefault(source, (authority, published))
-        for source, (authority, published) in absorbed.items():
+        absorbed = [r for r in held.rivals if r[0] == value and r[1] is not None]
+        joined: dict[str, int] = {}  # new sources -> authority, each once
+        for _, source, authority, _, _ in absorbed:
+            if source not in fact["support"]:
+                joined.setdefault(source, authority)
+        claimed = [(s, a, p) for _, s, a, p, _ in absorbed]
+        if absorbed:
             self._graph(chain).supports.append({
-                "p": chain, "vid": new, "sources": [source], "authority": authority,
-                "top": fact["authority"], "published": None, "claimed": published,
-                "drop": []})
-        claims = [(fact["authority"], fact["published"]), *absorbed.values()]
-        kept = [i for i, claim in enumerate(zip(held.support_authority,
-                                                held.support_published))
-                if not any(_dominates(c, claim) for c in claims)]
+                "p": chain, "vid": new, "sources": list(joined),
+                "authorities": list(joined.values()), "authority": fact["authority"],
+                "top": fact["authority"], "published": None,
+                "claims": [_claim_row(c) for c in claimed], "drop": []})
+        claims = [(fact["authority"], fact["published"]), *((a, p) for _, a, p in claimed)]
+        olds = [{**_claim_row(c), "dominated": any(_dominates(n, c[1:]) for n in claims)}
+                for c in _latest_per_source(held.claimed)]
         others = [r for r in held.rivals if r[0] != value]
-        dropped = [r for r in others if any(_dominates(c, r[2:]) for c in claims)]
+        rivals = tuple((*r[:4], not any(_dominates(n, r[2:4]) for n in claims))
+                       for r in others)
         self._graph(chain).keeps.append({
-            "p": chain, "vid": held.vid, "by": new, "value": value, "claims": kept,
-            "drop": [_rival_key(r) for r in dropped]})
-        rivals = (*(r for r in others if r not in dropped),
-                  *((held.value, held.support[i], held.support_authority[i],
-                     held.support_published[i]) for i in kept))
+            "p": chain, "vid": held.vid, "by": new, "value": value, "claims": olds,
+            "drop": [_rival_key(r) for r in rivals if not r[4]]})
+        rivals += tuple((held.value, c["source"], c["authority"], c["published"],
+                         not c["dominated"]) for c in olds)
         self._replace(chain, fact["key"], new, lambda v: replace(
-            v, support=(*v.support, *absorbed),
-            support_authority=(*v.support_authority, *(a for a, _ in absorbed.values())),
-            support_published=(*v.support_published, *(p for _, p in absorbed.values())),
-            rivals=rivals))
+            v, support=(*v.support, *joined),
+            support_authority=(*v.support_authority, *joined.values()),
+            claimed=(*v.claimed, *claimed), rivals=rivals))
 
     def _corroborate(self, chain: Chain, fact: Fact, held: Version) -> None:
-        """`fact`'s new sources join `held`'s support; a claim that outranks it, both
-        dated, gives it its publication time: a version ranks by its best claim, whichever
-        came first; and the rivals the new claim dominates are superseded: they leave the
-        dispute (docs/semantics.md section 4, "Dominance")."""
+        """`fact`'s new sources join `held`'s support and its claims `held`'s claims; a
+        claim that outranks it, both dated, gives it its publication time: a version ranks
+        by its best claim, whichever came first; and the rivals the claim dominates are no
+        longer disputed (docs/semantics.md section 4, "Dominance")."""
         sources = [s for s in fact["support"] if s not in held.support]
         outranks = _dated(fact, held) and (fact["authority"] > held.authority or (
             fact["authority"] == held.authority and fact["published"] > held.published))
         claim = (fact["authority"], fact["published"])
-        dropped = [r for r in held.rivals if _dominates(claim, r[2:])]
-        if not sources and not outranks and not dropped:
+        dropped = [r for r in held.disputes() if _dominates(claim, r[2:4])]
+        new_claims = [(s, fact["authority"], fact["published"]) for s in fact["support"]]
+        if not sources and not outranks and not dropped and (
+                fact["published"] is None or set(new_claims) <= set(held.claimed)):
             return
         top = max(held.authority, fact["authority"])
         published = fact["published"] if outranks else None
-        self._graph(chain).supports.append({"p": chain, "vid": held.vid, "sources": sources,
-                                            "authority": fact["authority"], "top": top,
-                                            "published": published,
-                                            "claimed": fact["published"],
-                                            "drop": [_rival_key(r) for r in dropped]})
+        self._graph(chain).supports.append({
+            "p": chain, "vid": held.vid, "sources": sources,
+            "authorities": [fact["authority"] for _ in sources],
+            "authority": fact["authority"], "top": top, "published": published,
+            "claims": [_claim_row(c) for c in new_claims],
+            "drop": [_rival_key(r) for r in dropped]})
         self._replace(chain, fact["key"], held.vid, lambda v: replace(
             v, authority=top, support=(*v.support, *sources),
             support_authority=(*v.support_authority, *(fact["authority"] for _ in sources)),
-            support_published=(*v.support_published,
-                               *(fact["published"] for _ in sources)),
-            published=published or v.published,
-            rivals=tuple(r for r in v.rivals if r not in dropped)))
+            claimed=(*v.claimed, *new_claims), published=published or v.published,
+            rivals=tuple((*r[:4], False) if r in dropped else r for r in v.rivals)))
 
-    def _contest(self, chain: Chain, held: Version, value: Optional[str], fact: Fact) -> None:
+    def _contest(self, chain: Chain, held: Version, value: Optional[str], fact: Fact,
+                 disputed: bool = True) -> None:
         self._graph(chain).contests.append({"p": chain, "vid": held.vid, "key": fact["key"],
                      "value": value, "source": fact["source"],
-                     "authority": fact["authority"], "published": fact["published"]})
+                     "authority": fact["authority"], "published": fact["published"],
+                     "dominated": not disputed})
         self._replace(chain, fact["key"], held.vid, lambda v: replace(
             v, rivals=(*v.rivals, (value, fact["source"], fact["authority"],
-                                   fact["published"]))))
+                                   fact["published"], disputed))))
 
     def _replace(self, chain: Chain, key: str, vid: int, change) -> None:
         """The open version `vid` of (chain, key), changed by `change(version)`."""
@@ -352,6 +362,23 @@ def _dominates(claim: tuple[int, Optional[str]], other: tuple[int, Optional[str]
             and (authority, published) != (their_authority, theirs))
 
 
+def _latest_per_source(claimed) -> list[tuple[Optional[str], int, Optional[str]]]:
+    """Each source's latest claim (by authority, then date; undated counts as earliest):
+    it dominates the same source's others, so it alone decides whether the source still
+    disputes a successor."""
+    best: dict = {}
+    for source, authority, published in claimed:
+        mine = (authority, published or "")
+        if source not in best or mine > (best[source][1], best[source][2] or ""):
+            best[source] = (source, authority, published)
+    return list(best.values())
+
+
+def _claim_row(claim: tuple) -> dict:
+    source, authority, published = claim
+    return {"source": source, "authority": authority, "published": published}
+
+
 def _dominated(fact: Fact, held: Version) -> bool:
     """A claim arriving against `held` that one of `held`'s claims dominates: superseded
     on arrival, never contested."""
@@ -362,7 +389,7 @@ def _dominated(fact: Fact, held: Version) -> bool:
 def _rival_key(rival: tuple) -> list:
     """How write.cypher finds a contested claim: [value, source, authority, published],
     with '' for a missing source or time (a list holding null never compares equal)."""
-    value, source, authority, published = rival
+    value, source, authority, published = rival[:4]
     return [value, source or "", authority, published or ""]
 
 

@@ -77,7 +77,8 @@ class Belief:
     support: list[str] = field(default_factory=list)
     support_since: list[int] = field(default_factory=list)  # the step each source joined
     support_authority: list[int] = field(default_factory=list)  # and its authority
-    support_published: list[Optional[str]] = field(default_factory=list)  # and its date
+    # Every claim of the value, (source, authority, published): the dominance rule's.
+    claimed: list[tuple[Optional[str], int, Optional[str]]] = field(default_factory=list)
     until: Optional[int] = None
     valid_to: Optional[str] = None
     contested: list["Contest"] = field(default_factory=list)
@@ -87,14 +88,13 @@ class Belief:
     published_since: list[tuple[int, Optional[str]]] = field(default_factory=list)
 
     def claims(self) -> list[tuple[int, Optional[str]]]:
-        """(authority, publication time) of every claim of this value: each source's as it
-        joined, and the best, which the belief ranks by."""
-        return [*zip(self.support_authority, self.support_published),
-                (self.authority, self.published)]
+        """(authority, publication time) of every claim of this value, and of the best one,
+        which the belief ranks by."""
+        return [*((a, p) for _, a, p in self.claimed), (self.authority, self.published)]
 
     def disputed_at(self, step: int) -> list["Contest"]:
-        """The claims contested against this belief at `step`: recorded by then and not yet
-        superseded by a claim of its value that dominates them."""
+        """The claims contested against this belief at `step`: recorded by then and not
+        dominated by a claim of its value by then (`until`)."""
         return [c for c in self.contested
                 if c.step <= step and (c.until is None or c.until > step)]
 
@@ -126,7 +126,9 @@ class Contest:
     authority: int
     kind: str
     published: Optional[str] = None
-    until: Optional[int] = None  # the step a claim of the belief's value dominated it
+    # From this step a claim of the belief's value dominates it: superseded, no longer
+    # disputed, kept for a successor that does not dominate it (section 4, "Dominance").
+    until: Optional[int] = None
 
 
 @dataclass
@@ -462,7 +464,7 @@ class ReferenceInterpreter:
                 held.support.append(source)
                 held.support_since.append(event.step)
                 held.support_authority.append(fact.authority)
-                held.support_published.append(fact.published)
+            held.claimed += [(s, fact.authority, fact.published) for s in fact.sources()]
             for rival in held.contested:  # what the new claim dominates is history now
                 if rival.until is None and _dominates(fact.authority, fact.published,
                                                       rival.authority, rival.published):
@@ -482,10 +484,10 @@ class ReferenceInterpreter:
         elif outcome == "ignore":
             pass  # a tie under `ties first`: the held value stays, the rival leaves no trace
         elif outcome == "contest":
-            if _beaten(fact, held):
-                return "superseded"  # history, never a dispute (docs/semantics.md section 4)
-            held.contested.append(Contest(event.step, fact.value, fact.source, fact.authority,
-                                          event.kind, fact.published))
+            # Dominated by a claim of the held value: superseded on arrival, not disputed.
+            held.contested.append(Contest(
+                event.step, fact.value, fact.source, fact.authority, event.kind,
+                fact.published, event.step if _beaten(fact, held) else None))
         else:
             if held is not None:
                 # A successor valid from before the held value began: the held value
@@ -493,20 +495,22 @@ class ReferenceInterpreter:
                 held.until, held.valid_to = event.step, max(fact.valid_from, held.valid_from)
             sources = list(fact.sources())
             authorities = [fact.authority] * len(sources)
-            dates = [fact.published] * len(sources)
+            claimed = [(s, fact.authority, fact.published) for s in sources]
             keeps = held is not None and not force and _dated(fact, held)
-            if keeps:  # the claims of v that had lost to b support v now
-                for rival in held.disputed_at(event.step):
-                    if rival.value == fact.value and rival.source not in (None, *sources):
-                        sources.append(rival.source)
-                        authorities.append(rival.authority)
-                        dates.append(rival.published)
-            self.beliefs[chain].append(Belief(
+            if keeps:  # the claims of v that had lost to b are v's now
+                for rival in held.contested:
+                    if rival.value == fact.value and rival.source is not None:
+                        claimed.append((rival.source, rival.authority, rival.published))
+                        if rival.source not in sources:
+                            sources.append(rival.source)
+                            authorities.append(rival.authority)
+            belief = Belief(
                 fact.key, fact.value, event.step, event.kind, fact.source, fact.authority,
                 fact.published, fact.valid_from, fact.room, rule, fact.authority, sources,
-                [event.step] * len(sources), authorities, dates,
-                contested=_dispute_kept(held, fact, list(zip(authorities, dates)),
-                                        event.step) if keeps else []))
+                [event.step] * len(sources), authorities, claimed)
+            if keeps:
+                belief.contested = _dispute_kept(held, belief, event.step)
+            self.beliefs[chain].append(belief)
         return outcome
 
     def end(self, chain: Chain, fact: Fact, event: AnyEvent, force: bool) -> str:
@@ -528,12 +532,11 @@ class ReferenceInterpreter:
                                      held.valid_to)
             elif _tied(fact, held) and self.policy.ties == "first":
                 outcome = "ignore"
-            elif _beaten(fact, held):
-                outcome = "superseded"  # an ending older than the value: history
             else:
                 outcome = "contest"
-                held.contested.append(Contest(event.step, ENDED, fact.source, fact.authority,
-                                              event.kind, fact.published))
+                held.contested.append(Contest(
+                    event.step, ENDED, fact.source, fact.authority, event.kind,
+                    fact.published, event.step if _beaten(fact, held) else None))
         return outcome
 
     # ------------------------------------------------------------------ reads
@@ -604,22 +607,25 @@ def _dated(fact: Fact, held: Belief) -> bool:
     return fact.published is not None and held.published is not None
 
 
-def _dispute_kept(held: Belief, fact: Fact, claims: list[tuple[int, Optional[str]]],
-                  step: int) -> list[Contest]:
-    """What a dated supersede keeps contested against the new version (its `claims`,
-    (authority, published) each): the rivals of the version it closes and that version's
-    own claims, one per source (with the authority and date it joined with), each only
-    when no claim of the new version dominates it (docs/semantics.md section 4,
-    "Dominance"). Never the new value itself: its rival claims join the new version's
-    support instead (`adopt`)."""
-    def alive(authority: int, published: Optional[str]) -> bool:
-        return not any(_dominates(a, p, authority, published) for a, p in claims)
-    kept = [replace(c) for c in held.disputed_at(step)
-            if c.value != fact.value and alive(c.authority, c.published)]
-    return kept + [Contest(step, held.value, source, authority, held.kind, published)
-                   for source, authority, published in zip(
-                       held.support, held.support_authority, held.support_published)
-                   if alive(authority, published)]
+def _dispute_kept(held: Belief, new: Belief, step: int) -> list[Contest]:
+    """What a dated supersede keeps recorded against the new version: every rival of the
+    version it closes (but those of the new value, whose claims are the new version's
+    now) and that version's own claims, each source's latest (it dominates the source's
+    others); each disputed only while no claim of the new version dominates it
+    (docs/semantics.md section 4, "Dominance")."""
+    def until(authority: int, published: Optional[str]) -> Optional[int]:
+        beaten = any(_dominates(a, p, authority, published) for a, p in new.claims())
+        return step if beaten else None
+    latest: dict[Optional[str], tuple[int, Optional[str]]] = {}
+    for source, authority, published in held.claimed:
+        if source not in latest or (authority, published or "") > (
+                latest[source][0], latest[source][1] or ""):
+            latest[source] = (authority, published)
+    kept = [replace(c, until=until(c.authority, c.published))
+            for c in held.contested if c.value != new.value]
+    return kept + [Contest(step, held.value, source, authority, held.kind, published,
+                           until(authority, published))
+                   for source, (authority, published) in latest.items()]
 
 
 def _dominates(authority: int, published: Optional[str], other_authority: int,

@@ -26,7 +26,7 @@ CREATE (p)-[:HOLDS]->(copy:V)
 SET copy = properties(cur)
 SET copy.vid = o.vid, copy.made = $step
 WITH cur, copy
-OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(cur) WHERE link.until IS NULL
+OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(cur)
 FOREACH (r IN CASE WHEN rival IS NULL THEN [] ELSE [rival] END |
-  CREATE (r)-[:CONTESTS {made: $step}]->(copy))
+  CREATE (r)-[:CONTESTS {made: $step, until: link.until}]->(copy))
 RETURN count(*) AS copied

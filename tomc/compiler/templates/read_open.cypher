@@ -4,7 +4,10 @@ MATCH (p:P)-[:HOLDS]->(b:V)
 RETURN p.agents AS agents, b.vid AS vid, b.key AS key, b.value AS value,
        b.authority AS authority, b.published AS published, b.valid_from AS valid_from,
        b.source AS source, b.support AS support, b.support_authority AS support_authority,
-       coalesce(b.support_published, [x IN b.support | coalesce(b.published, '')])
-         AS support_published,
-       [(rival:Contest)-[link:CONTESTS]->(b) WHERE link.until IS NULL
-        | [rival.value, rival.source, rival.authority, rival.published]] AS rivals
+       [i IN range(0, size(coalesce(b.claims_source, b.support)) - 1)
+        | [coalesce(b.claims_source, b.support)[i],
+           coalesce(b.claims_authority, b.support_authority)[i],
+           coalesce(b.claims_published[i], b.published, '')]] AS claimed,
+       [(rival:Contest)-[link:CONTESTS]->(b)
+        | [rival.value, rival.source, rival.authority, rival.published, link.until IS NULL]]
+         AS rivals

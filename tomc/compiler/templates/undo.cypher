@@ -32,11 +32,17 @@ CALL {
   SET b.support = [i IN kept | b.support[i]],
       b.support_since = [i IN kept | b.support_since[i]],
       b.support_authority = [i IN kept | b.support_authority[i]],
-      b.support_published = CASE WHEN b.support_published IS NOT NULL
-                                 THEN [i IN kept | b.support_published[i]] END,
       b.authority = reduce(top = b.origin_authority, i IN kept |
                            CASE WHEN b.support_authority[i] > top THEN b.support_authority[i]
                                 ELSE top END)
+}
+CALL {
+  MATCH (b:V) WHERE $step IN b.claims_since
+  WITH b, [i IN range(0, size(b.claims_since) - 1) WHERE b.claims_since[i] <> $step] AS kept
+  SET b.claims_source = [i IN kept | b.claims_source[i]],
+      b.claims_authority = [i IN kept | b.claims_authority[i]],
+      b.claims_published = [i IN kept | b.claims_published[i]],
+      b.claims_since = [i IN kept | b.claims_since[i]]
 }
 CALL {
   MATCH (p:P) WHERE $step IN p.owns_since

@@ -22,22 +22,30 @@ CREATE (p)-[:HOLDS]->(v:V)
 SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
     v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
     v.support_authority = [x IN f.support | f.authority],
-    v.support_published = [x IN f.support | coalesce(f.published, '')],
+    v.claims_source = f.support, v.claims_authority = [x IN f.support | f.authority],
+    v.claims_published = [x IN f.support | coalesce(f.published, '')],
+    v.claims_since = [x IN f.support | $step],
     v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
 WITH count(*) AS created
 {% if supports | default(false) -%}
 UNWIND $supports AS s
 {{ perspective("s") }}
 MATCH (p)-[:HOLDS]->(grown:V) WHERE grown.vid = s.vid
-{#- Each claim's publication time, '' for none (a list holds no null); a version written
-    before claims kept their times takes its own for each (first: the support is read
-    before it grows). #}
-SET grown.support_published = coalesce(grown.support_published,
-                                       [x IN grown.support | coalesce(grown.published, '')])
-                              + [x IN s.sources | coalesce(s.claimed, '')],
+{#- Every claim of the value (`claims_*`, for the dominance rule), '' for no source or time
+    (a list holds no null); a version written before claims were kept takes one per
+    source of its support, dated its own (first: the support is read before it grows). #}
+SET grown.claims_source = coalesce(grown.claims_source, grown.support)
+                          + [c IN s.claims | coalesce(c.source, '')],
+    grown.claims_authority = coalesce(grown.claims_authority, grown.support_authority)
+                             + [c IN s.claims | c.authority],
+    grown.claims_published = coalesce(grown.claims_published,
+                                      [x IN grown.support | coalesce(grown.published, '')])
+                             + [c IN s.claims | coalesce(c.published, '')],
+    grown.claims_since = coalesce(grown.claims_since, grown.support_since)
+                         + [c IN s.claims | $step],
     grown.support = grown.support + s.sources,
     grown.support_since = grown.support_since + [x IN s.sources | $step],
-    grown.support_authority = grown.support_authority + [x IN s.sources | s.authority],
+    grown.support_authority = grown.support_authority + s.authorities,
     grown.authority = s.top
 {#- A claim that outranks the version gives it its publication time: a version ranks by
     its best claim (semantics.md section 4). Each time is kept with the step it came
@@ -49,7 +57,8 @@ FOREACH (_ IN CASE WHEN s.published IS NULL THEN [] ELSE [1] END |
       grown.published_all = coalesce(grown.published_all, [grown.published]) + [s.published],
       grown.published = s.published)
 {#- The rivals the new claim dominates leave the dispute from this step (`until` on the
-    link: a read of an earlier step still sees them). #}
+    link: a read of an earlier step still sees them; the link stays, for a successor
+    that does not dominate them). #}
 WITH s, grown
 OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(grown)
 WHERE link.until IS NULL AND [rival.value, coalesce(rival.source, ''), rival.authority,
@@ -62,37 +71,38 @@ WITH count(*) AS supported
 UNWIND $contests AS r
 {{ perspective("r") }}
 MATCH (p)-[:HOLDS]->(against:V) WHERE against.vid = r.vid
+{#- A claim that a claim of the value held dominates is superseded on arrival: linked, but
+    not disputed (`until`: this step). #}
 CREATE (:Contest {key: r.key, value: r.value, since: $step, kind: $kind, source: r.source,
-        authority: r.authority, published: r.published})-[:CONTESTS {made: $step}]->(against)
+        authority: r.authority, published: r.published})
+       -[:CONTESTS {made: $step, until: CASE WHEN r.dominated THEN $step END}]->(against)
 WITH count(*) AS contested
 {% endif -%}
 {% if keeps | default(false) -%}
-{#- A dated supersede keeps what is still disputed (semantics.md section 4, "Dominance"):
-    the successor `by` (created above) is contested by the closed version's rivals but
-    those of its own value and those it dominates (`drop`) (the same Contest nodes, linked
-    again), and by the closed version's claims it does not dominate (`claims`: indices of
-    its support), each with the authority and time it joined with. The claims of the value
-    are made first: the rivals relinked next are read from `old`, which they do not
-    contest. #}
+{#- A dated supersede keeps the dispute (semantics.md section 4, "Dominance"): the
+    successor `by` (created above) is recorded against by the closed version's rivals but
+    those of its own value (the same Contest nodes, linked again), and by the closed
+    version's claims (`claims`: each source's latest), each disputed unless a claim of the
+    successor dominates it (`drop`, `dominated`: linked with `until` this step). The claims
+    of the value are made first: the rivals relinked next are read from `old`, which they
+    do not contest. #}
 UNWIND $keeps AS k
 {{ perspective("k") }}
 MATCH (p)-[:HOLDS]->(old:V) WHERE old.vid = k.vid
 WITH p, k, old
 MATCH (p)-[:HOLDS]->(new:V) WHERE new.vid = k.by
-FOREACH (i IN k.claims |
+FOREACH (c IN k.claims |
   CREATE (:Contest {key: old.key, value: old.value, since: $step, kind: old.kind,
-          source: old.support[i], authority: old.support_authority[i],
-          published: CASE coalesce(old.support_published[i], old.published)
-                     WHEN '' THEN null
-                     ELSE coalesce(old.support_published[i], old.published) END})
-         -[:CONTESTS {made: $step}]->(new))
+          source: c.source, authority: c.authority, published: c.published})
+         -[:CONTESTS {made: $step, until: CASE WHEN c.dominated THEN $step END}]->(new))
 WITH k, old, new
-OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(old) WHERE link.until IS NULL
+OPTIONAL MATCH (rival:Contest)-[:CONTESTS]->(old)
 WITH new, k, collect(rival) AS rivals
-FOREACH (r IN [x IN rivals WHERE x.value <> k.value
-                 AND NOT [x.value, coalesce(x.source, ''), x.authority,
-                          coalesce(x.published, '')] IN k.drop] |
-  CREATE (r)-[:CONTESTS {made: $step}]->(new))
+FOREACH (r IN [x IN rivals WHERE x.value <> k.value] |
+  CREATE (r)-[:CONTESTS {made: $step,
+                         until: CASE WHEN [r.value, coalesce(r.source, ''), r.authority,
+                                           coalesce(r.published, '')] IN k.drop
+                                THEN $step END}]->(new))
 WITH count(*) AS disputed
 {% endif -%}
 {% if closes | default(false) -%}

@@ -38,6 +38,8 @@ scenario s {
 
 
 def test_a_handed_value_keeps_its_publication_time(db):
+    # Handed over with its date, the older note arrives last and does not win; the newer
+    # one, of equal authority, dominates it: superseded, not a dispute (section 4).
     agreed(db, """policy p {
   trust authority
   source old_note authority 2
@@ -49,7 +51,7 @@ scenario s {
   claim k.v = new from new_note at 2026-03-02 to Ben
   handoff Ana -> Ben write
   expect Ben believes k.v = new
-  expect Ben believes k.v contested by old
+  expect Ben believes k.v contested by {}
 }
 """)
 

@@ -111,7 +111,7 @@ def test_release_freeze_answers_can_we_deploy_now(db):
             assert freeze == {"key": "freeze.date", "requires": None, "status": "satisfied",
                               "values": ["2026-10-18"],
                               "sources": ["bulletin_r4", "bulletin_r4 via Scout", "chat via Scout"],
-                              "authority": 4, "caveats": ["2026-10-17", "2026-10-20"]}
+                              "authority": 4, "caveats": ["2026-10-20"]}  # 17: superseded
             assert session.ready("deploy").verdict == "ready"
             assert session.ready("deploy", at_step=10).verdict == "blocked"
             assert session.ready("deploy", on="2026-10-17").verdict == "blocked"
@@ -136,7 +136,7 @@ def test_run_json_and_eval(db, data_dir):
                               "ask ready deploy for Planner"])
     assert out.exit_code == 0, out.output
     assert "ready deploy for Planner = blocked: qa_signoff.status = pending" in out.output
-    assert "caveat: contested by 2026-10-17, 2026-10-20" in out.output
+    assert "caveat: contested by 2026-10-20" in out.output
     out = runner.invoke(app, ["eval", "--data", str(data_dir), str(RELEASE),
                               "expect ready deploy for Planner = ready"])
     assert out.exit_code == 1 and "actual: blocked" in out.output

@@ -206,11 +206,14 @@ def _claims(run: ScenarioRun, beliefs: _Beliefs) -> list[dict]:
         if not isinstance(event, Communication) or event.kind != "claim":
             continue
         key, value, step = event.fact.key, event.fact.value, event.step
+        # What the truth held then, with its rivals as of that step: a claim dominated later
+        # no longer disputes it (docs/semantics.md section 4, "Dominance").
+        then = [h for h in run.view(step).held([()]) if h.key == key]
         if event.fact.ended:  # docs/language.md "Endings": it closes, no value of its own
-            outcome = _ending_outcome(beliefs, key, step)
+            outcome = _ending_outcome(beliefs, then, key, step)
             value = ENDED if value is None else f"{value} {ENDED}"
         else:
-            outcome = _outcome(beliefs, key, value, step, event.source)
+            outcome = _outcome(beliefs, then, key, value, step, event.source)
         by_key.setdefault(key, []).append({
             "step": step, "line": event.line, "text": event.text, "value": value,
             "source": event.source, "authority": event.authority,
@@ -219,25 +222,24 @@ def _claims(run: ScenarioRun, beliefs: _Beliefs) -> list[dict]:
     return [{"key": k, "rows": rows} for k, rows in sorted(by_key.items())]
 
 
-def _ending_outcome(beliefs: _Beliefs, key: str, step: int) -> str:
-    """What an ending did to the truth: ended V, contested (V kept), or nothing."""
+def _ending_outcome(beliefs: _Beliefs, held: list[Held], key: str, step: int) -> str:
+    """What an ending did to the truth (`held` after it): ended V, contested (V kept), or
+    nothing."""
     closed = [h.value for h in beliefs.versions((), key) if h.until == step]
     if closed:
         return f"ended {', '.join(closed)}"
-    held = beliefs.at((), key, step)
     if any(r.step == step and r.value == ENDED for h in held for r in h.rivals):
         return f"contested ({', '.join(h.value for h in held)} kept)"
     return "no effect on the truth"
 
 
-def _outcome(beliefs: _Beliefs, key: str, value: str, step: int,
+def _outcome(beliefs: _Beliefs, held: list[Held], key: str, value: str, step: int,
              source: Optional[str]) -> str:
     truth = beliefs.versions((), key)
     new = [h for h in truth if h.since == step and h.value == value]
     if new:
         closed = [h for h in truth if h.until == step and h.value != value]
         return f"superseded {', '.join(h.value for h in closed)}" if closed else "adopted"
-    held = beliefs.at((), key, step)
     if any(h.value == value for h in held):
         return "corroborated"
     if any(r.step == step and r.value == value for h in held for r in h.rivals):

@@ -15,6 +15,10 @@
 {% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}WITH {{ row }}, {{ row }}.p AS pid
 MATCH (p:P) WHERE id(p) = pid{% endif %}
 {%- endmacro %}
+{#- A version keeps every claim of its value (`claims_*`: source, authority, publication
+    time, step) for the dominance rule (semantics.md section 4, "Dominance"): only a dated
+    one, since an undated claim is never compared (read_open.cypher falls back on the
+    support). #}
 UNWIND $creates AS n
 {{ perspective("n") }}
 WITH p, n, $stored[n.f] AS f
@@ -22,9 +26,12 @@ CREATE (p)-[:HOLDS]->(v:V)
 SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
     v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
     v.support_authority = [x IN f.support | f.authority],
-    v.claims_source = f.support, v.claims_authority = [x IN f.support | f.authority],
-    v.claims_published = [x IN f.support | coalesce(f.published, '')],
-    v.claims_since = [x IN f.support | $step],
+    v.claims_source = CASE WHEN f.published IS NOT NULL THEN f.support END,
+    v.claims_authority = CASE WHEN f.published IS NOT NULL
+                              THEN [x IN f.support | f.authority] END,
+    v.claims_published = CASE WHEN f.published IS NOT NULL
+                              THEN [x IN f.support | f.published] END,
+    v.claims_since = CASE WHEN f.published IS NOT NULL THEN [x IN f.support | $step] END,
     v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
 WITH count(*) AS created
 {% if supports | default(false) -%}
@@ -32,8 +39,9 @@ UNWIND $supports AS s
 {{ perspective("s") }}
 MATCH (p)-[:HOLDS]->(grown:V) WHERE grown.vid = s.vid
 {#- Every claim of the value (`claims_*`, for the dominance rule), '' for no source or time
-    (a list holds no null); a version written before claims were kept takes one per
-    source of its support, dated its own (first: the support is read before it grows). #}
+    (a list holds no null); a version without them (created undated: its claims are
+    never compared; or written before claims were kept) takes one per source of its
+    support, dated its own (first: the support is read before it grows). #}
 SET grown.claims_source = coalesce(grown.claims_source, grown.support)
                           + [c IN s.claims | coalesce(c.source, '')],
     grown.claims_authority = coalesce(grown.claims_authority, grown.support_authority)

@@ -31,10 +31,7 @@ travels as a parameter anyway (docs/falkordb.md check 3.1).
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
-
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
+from typing import Iterable, Mapping, Optional
 
 MAX_TERMS = 16
 MAX_TERM = 64
@@ -64,12 +61,31 @@ def shown(term: str) -> str:
     return _CODE.sub(lambda m: chr(int(m.group(1), 16)), term)
 
 
-def terms(query: str) -> tuple[str, ...]:
+def terms(query: str, aliases: Optional[Mapping[str, str]] = None) -> tuple[str, ...]:
     """The distinct terms of a query, in order: its words less QUESTION_WORDS (all of its
-    words when it has no other), at most MAX_TERMS."""
+    words when it has no other), at most MAX_TERMS. Where the words of an alias (`aliases`:
+    another name of a subject -> the subject) come in a row, the subject's words follow
+    them (`A. Rao` -> `a rao asha`)."""
     found = words(query).split()
+    for alias, subject in sorted((aliases or {}).items(), key=lambda a: -len(a[0])):
+        found = _also(found, words(alias).split(), words(subject).split())
     kept = [w for w in found if w not in QUESTION_WORDS] or found
     return tuple(dict.fromkeys(kept))[:MAX_TERMS]
+
+
+def _also(found: list[str], alias: list[str], subject: list[str]) -> list[str]:
+    """`found` with `subject` put after each run of `alias` (unless `alias` is `subject`)."""
+    if not alias or alias == subject:
+        return found
+    out, i = [], 0
+    while i < len(found):
+        if found[i:i + len(alias)] == alias:
+            out += alias + subject
+            i += len(alias)
+        else:
+            out.append(found[i])
+            i += 1
+    return out
 
 
 def matched(found_terms: tuple[str, ...], text_words: str) -> set[str]:
@@ -97,6 +113,8 @@ def near(term: str, names: Iterable[str]) -> tuple[str, ...]:
     allowed = edits_allowed(term)
     if not allowed:
         return ()
+    from rapidfuzz import process  # 20 ms to import: only when a term is forgiven
+    from rapidfuzz.distance import OSA
     choices = {shown(w): w for w in names if not w.startswith(term)}
     found = process.extract(shown(term), list(choices), scorer=OSA.distance,
                             score_cutoff=allowed, limit=None)

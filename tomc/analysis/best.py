@@ -84,7 +84,7 @@ class Ranking:
 
 def who_knows_best(view: BeliefView, topic: str) -> Ranking:
     """Every agent with a count above zero, best first (module docstring)."""
-    found_terms = query_terms(topic)
+    found_terms = query_terms(topic, view.scenario.policy.aliases)
     agents = list(view.scenario.agents)
     rows = [h for h in view.found(found_terms, agents, True) if h.until is None] \
         if found_terms else []

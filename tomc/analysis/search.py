@@ -187,7 +187,7 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
     for `text`, as of the view's step; the `limit` best facts. A term that matches nothing
     is forgiven: searched as the names of the view's scenario near it (tomc/search_text.py
     `near`)."""
-    found_terms = query_terms(text)
+    found_terms = query_terms(text, view.scenario.policy.aliases)
     if not found_terms:
         return SearchResult(text, (), view.step, [], 0, [])
     at = _Steps(view.scenario.events)  # only the hits' events are read

@@ -8,7 +8,7 @@ the reference interpreter read them. Two nodes are the same program when their
 from __future__ import annotations
 
 import json
-from typing import Literal, Optional, Union
+from typing import Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -118,6 +118,15 @@ class PredicateDecl(Node):
     cardinality: Literal["one", "many"]
 
 
+class AliasDecl(Node):
+    """`alias NAME = OTHER, ...`: other names of one subject (`alias Asha = asha, "A. Rao"`):
+    a key whose subject is one of them is NAME's key, in events and questions alike, and
+    search finds NAME's facts by any of them (docs/language.md, "Aliases")."""
+
+    name: Name
+    aliases: list[Name]
+
+
 class Condition(Node):
     """`if [not] trusts(ROLE, ROLE)`: the trust test of the policy's trust mode."""
 
@@ -196,6 +205,7 @@ class Policy(Node):
     ties: Optional[Literal["contested", "newest", "first"]] = None
     sources: list[SourceDecl] = []
     predicates: list[PredicateDecl] = []
+    aliases: list[AliasDecl] = []
     sections: list[Section] = []
     procedures: list[Procedure] = []
     depth_span: Optional[Span] = Field(default=None, repr=False)
@@ -595,3 +605,36 @@ class File(Node):
 
     items: list[Union[UsePolicy, Policy, Scenario]] = []
     comments: list[Comment] = []
+
+
+def renamed_subjects(node, subject: Callable[[str], str]):
+    """`node` with every key's subject, every link value (`"@NAME"`) and every `about`
+    subject read through `subject` (a policy's aliases: docs/language.md, "Aliases"); the
+    same object where nothing changes."""
+    if isinstance(node, Key):
+        named = subject(node.subject.text)
+        if named == node.subject.text:
+            return node
+        return node.model_copy(update={"subject": Name(text=named, span=node.subject.span)})
+    if isinstance(node, Value):
+        if node.text.startswith("@") and subject(node.text[1:]) != node.text[1:]:
+            return node.model_copy(update={"text": "@" + subject(node.text[1:])})
+        return node
+    if isinstance(node, About) and subject(node.subject.text) != node.subject.text:
+        node = node.model_copy(update={"subject": Name(text=subject(node.subject.text),
+                                                       span=node.subject.span)})
+    if not isinstance(node, Node):
+        return node
+    update = {}
+    for name in type(node).model_fields:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            new = renamed_subjects(value, subject)
+        elif isinstance(value, list) and any(isinstance(v, Node) for v in value):
+            new = [renamed_subjects(v, subject) for v in value]
+            new = value if all(a is b for a, b in zip(new, value)) else new
+        else:
+            continue
+        if new is not value:
+            update[name] = new
+    return node.model_copy(update=update) if update else node

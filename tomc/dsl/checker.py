@@ -409,6 +409,8 @@ class _ScenarioChecker:
         return self.model()
 
     def statement(self, stmt) -> None:
+        if self.policy.aliases:  # `alias`: a subject's other names are the subject
+            stmt = ast.renamed_subjects(stmt, self.policy.subject)
         if isinstance(stmt, ast.Timed) and stmt.at is not None:
             self._advance(stmt.at, stmt)  # before the event, which takes the clock's time
         getattr(self, f"_{type(stmt).__name__.lower()}")(stmt)

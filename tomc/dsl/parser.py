@@ -507,7 +507,7 @@ class _Builder(Transformer):
     def policy(self, meta, children):
         name, *stmts = children
         fields = {}
-        sources, predicates, sections = [], [], []
+        sources, predicates, aliases, sections = [], [], [], []
         procedures = []
         for stmt in stmts:
             if isinstance(stmt, ast.Procedure):
@@ -520,6 +520,8 @@ class _Builder(Transformer):
                 sources.append(payload)
             elif kind == "predicate":
                 predicates.append(payload)
+            elif kind == "alias":
+                aliases.append(payload)
             elif kind == "section":
                 sections.append(payload)
             else:  # a rule or a reveal line belongs to the section above it
@@ -535,8 +537,9 @@ class _Builder(Transformer):
                 else:
                     update = {"rules": [*last.rules, payload]}
                 sections[-1] = last.model_copy(update=update)
-        return ast.Policy(name=name, sources=sources, predicates=predicates, sections=sections,
-                          procedures=procedures, span=_span(meta), **fields)
+        return ast.Policy(name=name, sources=sources, predicates=predicates, aliases=aliases,
+                          sections=sections, procedures=procedures, span=_span(meta),
+                          **fields)
 
     def depth(self, meta, children):
         return ("depth", (int(children[0]), _span(meta)))
@@ -557,6 +560,10 @@ class _Builder(Transformer):
     def predicate_decl(self, meta, children):
         return ("predicate", ast.PredicateDecl(key=children[0], cardinality=str(children[1]),
                                                span=_span(meta)))
+
+    def alias_decl(self, meta, children):
+        name, *aliases = children
+        return ("alias", ast.AliasDecl(name=name, aliases=aliases, span=_span(meta)))
 
     def section(self, meta, children):
         return ("section", ast.Section(event_class=str(children[0]), span=_span(meta)))

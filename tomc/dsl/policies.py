@@ -69,6 +69,7 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
                 found.append(Diagnostic("E110", f"{label} `{text}` is declared twice", name.span,
                                         path, hint="keep one declaration"))
             seen.add(text)
+    found.extend(_check_aliases(policy.aliases, path))
     found.extend(check_procedures(policy.procedures, set(), path))
     seen_sections: set[str] = set()
     for section in policy.sections:
@@ -91,6 +92,28 @@ def check_policy(policy: ast.Policy, path: str) -> list[Diagnostic]:
                                     path))
         for rule in section.rules:
             found.extend(_check_rule(rule, section.event_class, path))
+    return found
+
+
+def _check_aliases(aliases: list[ast.AliasDecl], path: str) -> list[Diagnostic]:
+    """Each alias names one subject, never itself nor a subject that has aliases (E110):
+    a name is read as its subject in one step, whatever the order of declarations."""
+    found: list[Diagnostic] = []
+    named = {a.name.text for a in aliases}
+    of: dict[str, str] = {}
+    for decl in aliases:
+        for alias in decl.aliases:
+            text, subject = alias.text, decl.name.text
+            if text == subject or text in named:
+                found.append(Diagnostic(
+                    "E110", f"alias `{text}` names a subject that has aliases of its own",
+                    alias.span, path, hint=f"list every other name of `{text}` in one "
+                    "`alias` line, after the name they all stand for"))
+            elif text in of:
+                again = "twice" if of[text] == subject else f"for `{of[text]}` and `{subject}`"
+                found.append(Diagnostic("E110", f"alias `{text}` is declared {again}",
+                                        alias.span, path, hint="an alias names one subject"))
+            of.setdefault(text, subject)
     return found
 
 
@@ -198,6 +221,8 @@ def _only_policy(file: ast.File) -> ast.Policy:
 def resolve(policy: ast.Policy) -> PolicyModel:
     """Fill what `policy` leaves out from the shipped default policy."""
     default = _default_policy()
+    aliases = {a.text: d.name.text for d in policy.aliases for a in d.aliases}
+    policy = ast.renamed_subjects(policy, lambda name: aliases.get(name, name))
     sections = {s.event_class: s for s in default.sections}
     sections.update({s.event_class: s for s in policy.sections})
     return PolicyModel(
@@ -206,6 +231,7 @@ def resolve(policy: ast.Policy) -> PolicyModel:
         trust=policy.trust or default.trust,
         authorities={s.name.text: s.authority for s in policy.sources},
         cardinality={p.key.text: p.cardinality for p in policy.predicates},
+        aliases=aliases,
         sections=sections,
         max_perspectives=policy.limits or DEFAULT_MAX_PERSPECTIVES,
         ties=policy.ties or "contested",

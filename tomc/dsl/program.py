@@ -57,7 +57,8 @@ class PolicyModel:
 
     `authorities` maps a source (or speaking agent) to its integer authority (default 0);
     `cardinality` maps a key to "one" or "many" (default "one"); `sections` maps an event
-    class (observe, enter, tell, announce, claim) to its routing section.
+    class (observe, enter, tell, announce, claim) to its routing section; `aliases` maps
+    another name of a subject to the subject (docs/language.md, "Aliases").
     """
 
     name: str
@@ -69,6 +70,12 @@ class PolicyModel:
     max_perspectives: int = 100_000
     ties: Literal["contested", "newest", "first"] = "contested"
     procedures: dict[str, Procedure] = field(default_factory=dict)
+    # `alias NAME = OTHER, ...`: each other name of a subject -> the subject's name.
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def subject(self, name: str) -> str:
+        """The subject `name` stands for: itself, or the subject it is an alias of."""
+        return self.aliases.get(name, name)
 
     @property
     def reveal(self) -> str:

@@ -40,7 +40,7 @@ LEGEND = {"S": "the speaker", "L": "a listener", "B": "a listener who trusts the
 @dataclass
 class Entry:
     """One thing a policy decides. `kind`: depth, limits, trust, ties, reveal, authority,
-    cardinality, procedure or routing; `text` as written; `file`/`line` where (the shipped default's file when
+    cardinality, alias, procedure or routing; `text` as written; `file`/`line` where (the shipped default's file when
     `inherited`); `section` the event class of a routing rule; `templates` and `cypher` the
     template lines that read its decision; `parameter` what it sets; `chains` the role
     shapes it can touch; `touched` the concrete chains it named in the given scenarios."""
@@ -152,6 +152,14 @@ def list_policy(policy: ast.Policy, file: str,
             parameter=f"$facts[].many = {str(predicate.cardinality == 'many').lower()} "
                       f"where key = {predicate.key.text!r}",
             chains=["every chain the event routes to"]))
+    for alias in policy.aliases:
+        src, line, text = where(alias.span, None, False)
+        entries.append(Entry(
+            "alias", text, src, line, templates=["tomc/dsl/checker.py"],
+            cypher=_code("tomc/dsl/checker.py", ("renamed_subjects",)),
+            parameter=f"every key about {', '.join(repr(a.text) for a in alias.aliases)} "
+                      f"is a key of {alias.name.text!r}, before anything is compiled",
+            chains=["every chain (a key's name, not a route)"]))
     for procedure in policy.procedures:
         src, line, text = where(procedure.span, None, False)
         steps = "; ".join(r.text for r in model.procedures[procedure.name.text].requires)

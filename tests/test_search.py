@@ -301,3 +301,15 @@ def test_the_cli_gives_one_hit_per_fact_and_forgives(db, names_memory):
                   url=db.url)
     assert theirs.returncode == 0, theirs.stderr
     assert json.loads(theirs.stdout)["forgiven"] == {} and json.loads(theirs.stdout)["hits"] == []
+
+
+def test_agents_are_found_misspelt_or_in_any_case(db):
+    """An agent's name is a name search forgives: `Bilingg` is read as `billing`, which
+    finds what Billing is the source of; `MAYA` is `maya`."""
+    with Session.open(name="search_agents", engine="reference") as session:
+        session.apply(NAMES + "\nMaya says owner.name = Billing")
+        misspelt = session.search("Bilingg")
+        assert misspelt.forgiven == {"bilingg": ("billing",)}
+        assert misspelt.hits[0].key == "owner.name"  # the value names Billing: 2 > source 1
+        assert {h.key for h in misspelt.hits} >= {"refund.status", "payments_outage.cause"}
+        assert session.search("MAYA").hits[0].chains[0].source == "Maya"

@@ -232,9 +232,9 @@ def test_ready_answers_the_verdict_of_a_procedure(db):
         panel = client.get("/memories/http_release/console/panel", headers=sup).text
         assert '<tr class="blocked"><td>deploy</td><td>Planner</td>' in panel
         assert "sent: freeze.date = 2026-10-18 (bulletin_r4, chat)" in panel
-        # The superseded note stays a caveat (docs/semantics.md section 4, "Arrival order").
-        assert ("caveats: freeze.date contested by 2026-10-17 (planning_note); freeze.date "
-                "contested by 2026-10-20 (chat)") in panel
+        # No caveat: the note is superseded (the bulletin dominates it) and the chat took
+        # its rumour back for Scout (docs/semantics.md section 4, "Dominance").
+        assert "caveats:" not in panel
         past = client.get("/memories/http_release/console/panel", headers=sup,
                           params={"at_step": 1}).text
         assert "replay: step 1 of 12" in past and "Handoff receipts" not in past

@@ -158,19 +158,22 @@ def later_path(name: str, db) -> dict:
 
 def test_a_writer_that_attaches_keeps_the_disputes_it_reads(db, fresh, tmp_path):
     """The engine resolves from the versions it reads on attaching (read_open.cypher), with
-    their support and rivals: a dated supersede after attaching keeps the dispute and takes
-    the rivals of its value into its support (docs/semantics.md section 4, "Arrival
-    order"), as a writer that never left, and the reference, do."""
+    their claims and rivals, superseded ones too: a dated supersede after attaching keeps
+    the dispute and takes the rivals of its value, even one superseded on arrival, into
+    its support (docs/semantics.md section 4, "Dominance"), as a writer that never left,
+    and the reference, do."""
     policy = tmp_path / "dated.tom"
     policy.write_text("policy dated {\n  trust authority\n  source note authority 1\n"
                       "  source chat authority 1\n  source bulletin authority 2\n}\n")
     first = ["agents Ana", "claim freeze.date = d17 from note at 2026-10-13 to Ana",
              "claim freeze.date = d20 from chat at 2026-10-12 to Ana"]
-    then = "claim freeze.date = d20 from bulletin at 2026-10-14 to Ana"
+    # Older than the note's 17, of more authority: it supersedes, and the 17 stays contested.
+    then = "claim freeze.date = d20 from bulletin at 2026-10-11 to Ana"
     name = fresh("disputes_read")
     with Session.attach(name, db=db, policy=str(policy)) as writer:
         writer.apply("\n".join(first))
-        assert writer.believes("Ana", "freeze.date").contested == ["d20"]
+        # The chat's 20, older and of no more authority, is superseded on arrival.
+        assert writer.believes("Ana", "freeze.date").contested == []
     with Session.attach(name, db=db) as later:
         later.apply(then)
         answer = later.believes("Ana", "freeze.date")

@@ -111,15 +111,19 @@ def test_the_agents_user_cannot_forge_a_request_nor_read_the_queue(served, tmp_p
               "after_step": None, "create": None, "policy": None, "incarnation": None,
               "reply": reply, "as": None}
     body = json.dumps(fields)
-    maya.redis.rpush(memory_key(NAME, "queue"),
-                     json.dumps({**fields, "mac": submit.signature(body, password)}))
+    request = json.dumps({**fields, "mac": submit.signature(body, password)})
+    maya.redis.rpush(submit.queue_of(NAME, user), request)  # her own queue
+    maya.redis.rpush(memory_key(NAME, "bell"), "")
     submit.wake(maya.redis, NAME)
     answer = maya.redis.blpop([reply], 30)
     assert json.loads(answer[1])["error"] == "refused"
     assert catalog.read(db, NAME).step == step
     queue = memory_key(NAME, "queue")
     for command in (lambda: maya.redis.lrange(queue, 0, -1), lambda: maya.redis.lpop(queue),
-                    lambda: maya.redis.blpop([queue], 0.1),
+                    lambda: maya.redis.blpop([queue], 0.1), lambda: maya.redis.rpush(queue, "x"),
+                    lambda: maya.redis.lrem(queue, 0, "x"),
+                    lambda: maya.redis.lrange(submit.queue_of(NAME, user), 0, -1),
+                    lambda: maya.redis.rpush(submit.queue_of(NAME, "tomc_other"), "x"),
                     lambda: maya.redis.blpop([memory_key(NAME, "reply", "x")], 0.1),
                     lambda: maya.redis.rpush(memory_key(NAME, "keys"), "x"),
                     lambda: maya.redis.execute_command(
@@ -261,7 +265,7 @@ def test_an_mcp_agent_server_with_only_the_credential_answers_and_speaks(served,
     assert theirs["isError"]  # another mind
     with Session.attach(NAME, db=db) as s:
         assert s.history()[-1].text == 'Maya says mcp.topic = "refunds"'
-        assert s.history()[-1].witnesses == ("Maya",)  # Billing left the room
+        assert "Maya" in s.history()[-1].witnesses
     with Session.attach(NAME, db=db, as_agent="Maya") as admin:
         assert mine["structuredContent"]["step"] == admin.step
         assert len(mine["structuredContent"]["beliefs"]) == len(admin.beliefs("Maya"))
@@ -423,7 +427,9 @@ def signed_read(maya, cypher: str, params, as_agent: str = "Maya", password=None
     reply = memory_key(NAME, "reply", login["username"], uuid.uuid4().hex)
     fields = {"id": "r", "read": cypher, "params": params, "reply": reply, "as": as_agent}
     mac = submit.signature(json.dumps(fields), password or login["password"])
-    maya.redis.rpush(memory_key(NAME, "queue"), json.dumps({**fields, "mac": mac}))
+    maya.redis.rpush(submit.queue_of(NAME, login["username"]), json.dumps({**fields,
+                                                                          "mac": mac}))
+    maya.redis.rpush(memory_key(NAME, "bell"), "")
     submit.wake(maya.redis, NAME)
     answer = maya.redis.blpop([reply], 30)
     assert answer is not None

@@ -53,19 +53,21 @@ def user_name(graphs: GraphNames, agent: str) -> str:
 
 
 def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
-    """(command, key patterns) an agent's user may run to submit its own speech to its
-    memory's applier (tomc/memory/submit.py), each an ACL selector of its own, so no
-    command reaches another's keys: RPUSH a request on the memory's queue, ZADD its name to
-    the wake set; BLPOP its replies (`reply:USER:*`, named after the user); EXISTS the
-    applier's lease and heartbeat; LREM a request of its own no applier took. It can
-    neither read the queue nor pop it: others' requests stay unseen. The applier takes a
-    request as the agent's only if it is signed with the agent's password
+    """(command, key patterns) an agent's user may run to submit its own speech and its
+    reads to its memory's applier (tomc/memory/submit.py), each an ACL selector of its
+    own, so no command reaches another's keys: RPUSH a request on its own queue
+    (`queue:USER`, named after the user) and ring the memory's bell, ZADD its name to the
+    wake set; BLPOP its replies (`reply:USER:*`); EXISTS the applier's lease and
+    heartbeat; LREM a request of its own no applier took, LLEN its queue (full at
+    `submit.AGENT_QUEUED`). It can neither read a queue nor pop it, nor reach another
+    writer's: others' requests stay unseen and never wait behind its own. The applier
+    takes a request as the agent's only if it is signed with the agent's password
     (tomc/memory/applier.py)."""
     base = graphs.world[:-len(":world")]  # tomem:{NAME}: the memory's keys (memory_key)
-    return [("rpush", [f"{base}:queue"]), ("zadd", [appliers_key("wake")]),
-            ("blpop", [f"{base}:reply:{user}:*"]),
+    return [("rpush", [f"{base}:queue:{user}", f"{base}:bell"]),
+            ("zadd", [appliers_key("wake")]), ("blpop", [f"{base}:reply:{user}:*"]),
             ("exists", [f"{base}:applier", appliers_key()]),
-            ("lrem", [f"{base}:queue"])]
+            ("lrem", [f"{base}:queue:{user}"]), ("llen", [f"{base}:queue:{user}"])]
 
 
 def reading(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:

@@ -76,6 +76,9 @@ LEASE_S = 5
 REQUIRED = ("id", "key", "text", "reply", "mac")
 OPTIONAL = ("create", "policy", "incarnation", "as")
 BATCH = 64
+# How many of one agent's requests a batch takes (its reads run after the batch's writes):
+# the rest wait for the next batch, behind no one.
+AGENT_SLICE = 8
 # A group that keeps losing races to embedded writers (not through the applier).
 MAX_TRIES = 100
 # The dead-letter list keeps the newest DEAD_KEEP requests, each with at most PREVIEW
@@ -100,10 +103,41 @@ _RENEW = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
           "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end")
 _RELEASE = ("if redis.call('GET', KEYS[1]) == ARGV[1] then "
             "return redis.call('DEL', KEYS[1]) else return 0 end")
-# Up to ARGV[1] requests moved from the queue to processing, in one command.
-_TAKE = ("local taken = {} for i = 1, tonumber(ARGV[1]) do "
-         "local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT') "
-         "if not raw then break end taken[i] = raw end return taken")
+# Requests moved to processing (KEYS[1]) from the writers' queues (KEYS[3], the
+# administrator's, then each agent's), one from each in turn: up to ARGV[1] in all and
+# ARGV[2] from each agent, so no writer's requests wait behind another's. An agent's
+# queue is first cut to its ARGV[3] oldest (what its user pushed past the bound is
+# dropped: [queue, how many] returned). Each request taken comes with its queue's index
+# (0: the administrator's). The bell (KEYS[2]) goes once every queue is empty.
+_TAKE = """
+local taken, dropped, from = {}, {}, {}
+for i = 4, #KEYS do
+  local over = redis.call('LLEN', KEYS[i]) - tonumber(ARGV[3])
+  if over > 0 then
+    redis.call('LTRIM', KEYS[i], 0, tonumber(ARGV[3]) - 1)
+    dropped[#dropped + 1] = {KEYS[i], over}
+  end
+end
+local more = true
+while more and #taken < tonumber(ARGV[1]) do
+  more = false
+  for i = 3, #KEYS do
+    if #taken >= tonumber(ARGV[1]) then break end
+    if i == 3 or (from[i] or 0) < tonumber(ARGV[2]) then
+      local raw = redis.call('LMOVE', KEYS[i], KEYS[1], 'LEFT', 'RIGHT')
+      if raw then
+        taken[#taken + 1] = {raw, i - 3}
+        from[i] = (from[i] or 0) + 1
+        more = true
+      end
+    end
+  end
+end
+local left = 0
+for i = 3, #KEYS do left = left + redis.call('LLEN', KEYS[i]) end
+if left == 0 then redis.call('DEL', KEYS[2]) end
+return {taken, dropped}
+"""
 
 
 class LeaseLost(Exception):
@@ -141,6 +175,7 @@ class Applier:
         self.live: Optional[LiveScenario] = None
         self.incarnation: Optional[str] = None
         self.queue = memory_key(name, "queue")
+        self.bell = memory_key(name, "bell")
         self.processing = memory_key(name, "processing")
         self.lease = memory_key(name, "applier")
         self.dead = memory_key(name, "dead")
@@ -215,7 +250,7 @@ class Applier:
                     batches += 1
                     continue
                 self._release()
-                if not self.db.redis.llen(self.queue):
+                if not self.db.redis.exists(self.queue, self.bell):
                     return True
                 # Queued between the last take and the release: go on.
             except LeaseLost:
@@ -325,19 +360,28 @@ class Applier:
         return self.live
 
     def _take(self, block: float = 1.0) -> list[Request]:
-        """The requests queued, oldest first (at most BATCH), moved to processing; waits
-        up to `block` seconds for the first (0: not at all). One round trip, two commands:
-        the server runs the script moving the rest after the blocking move, as soon as it
-        returns."""
+        """The requests queued, oldest first from each writer's queue in turn (at most
+        BATCH; AGENT_SLICE from each agent), moved to processing; waits up to `block`
+        seconds for a writer's bell first (0: not at all). Two round trips: the agents'
+        queues (their users, tomc/memory/acl.py) with the bell, then the script."""
         r = self.db.redis
         pipe = r.pipeline(transaction=False)
         if block:
-            pipe.blmove(self.queue, self.processing, block, "LEFT", "RIGHT")
-        pipe.eval(_TAKE, 2, self.queue, self.processing, BATCH - (1 if block else 0))
-        replies = pipe.execute()
-        raws = [*([replies[0]] if block and replies[0] is not None else []), *replies[-1]]
+            pipe.blpop([self.bell], block)
+        pipe.hvals(acl.users_key(catalog.memory_graphs(self.name)))
+        users = pipe.execute()[-1]
+        queues = [self.queue, *(submit.queue_of(self.name, u) for u in sorted(users))]
+        raws, dropped = r.eval(_TAKE, 2 + len(queues), self.processing, self.bell, *queues,
+                               BATCH, AGENT_SLICE, submit.AGENT_QUEUED)
+        for queue, count in dropped:
+            self._note(f"{count} entries pushed on {queue} past its bound "
+                       f"({submit.AGENT_QUEUED} waiting) were dropped unread")
         requests = []
-        for raw in raws:
+        for raw, origin in raws:
+            if origin and len(raw) > submit.AGENT_BYTES:
+                self._bury(raw, f"larger than an agent's request may be "
+                                f"({submit.AGENT_BYTES:,} bytes)")
+                continue
             try:
                 fields = json.loads(raw)
             except (ValueError, RecursionError):  # RecursionError: an array nested deep
@@ -401,12 +445,17 @@ class Applier:
 
     def _applied(self, batch: list[Request]) -> None:
         rest = [request for request in batch if self._admitted(request)]
-        # Agents' reads first: none waits for the writes taken with it, which no writer
-        # has been told are stored yet.
-        for request in [r for r in rest if "read" in r.fields]:
+        reads = [request for request in rest if "read" in request.fields]
+        self._written([request for request in rest if "read" not in request.fields])
+        # Agents' reads after the batch's writes, which they never hold up.
+        for request in reads:
+            self._keep_lease()
             self._answer(request, served_reads.answer(self.db, self.name, request.fields,
                                                       len(request.raw)))
-        rest = [request for request in rest if "read" not in request.fields]
+
+    def _written(self, rest: list[Request]) -> None:
+        """Apply the write requests `rest` (admitted), creating the memory first if one
+        asks to."""
         while rest and self._attach() is None:
             first = rest.pop(0)
             if self._create(first) is not None:
@@ -417,7 +466,7 @@ class Applier:
             self.live.catch_up()  # embedded writers (no applier) may have committed
         except Replaced:  # dropped and created again: start from the new memory
             self._close()
-            self._applied(rest)
+            self._written(rest)
             return
         self._run(rest)
 
@@ -692,6 +741,13 @@ class Applier:
         if request is not None:
             request.answered = True
 
+    def _note(self, error: str) -> None:
+        """A dead-letter entry for what was dropped without being read."""
+        entry = {"id": dead_id(error + writes.now()), "at": writes.now(), "error": error,
+                 "bytes": 0, "request": ""}
+        self._send([("LPUSH", self.dead, json.dumps(entry)),
+                    ("LTRIM", self.dead, 0, DEAD_KEEP - 1)])
+
     def _answer_commands(self, request: Request, body: dict) -> list[tuple]:
         reply = request.fields["reply"]
         return [("RPUSH", reply, json.dumps(body)), ("EXPIRE", reply, REPLY_TTL_S),
@@ -756,7 +812,7 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
     names = sorted({catalog.memory_name(g) for g in db.graph_names()} - {None})
     pipe = r.pipeline(transaction=False)
     for name in names:
-        pipe.exists(memory_key(name, "queue"), memory_key(name, "processing"))
+        pipe.exists(*waiting_keys(name))
     for name, queued in zip(names, pipe.execute()):
         if queued:
             dispatcher.wake(name)
@@ -788,11 +844,18 @@ def serve_appliers(db: Database, stop: threading.Event, lease_s: float = LEASE_S
         dispatcher.close()
 
 
+def waiting_keys(name: str) -> tuple[str, str, str]:
+    """The keys of memory `name` of which one exists while it has requests: the
+    administrator's queue, processing, and the bell every writer rings after queueing
+    (which the applier deletes once every writer's queue is empty)."""
+    return memory_key(name, "queue"), memory_key(name, "processing"), memory_key(name, "bell")
+
+
 def _queued(r: redis.Redis, name: str) -> bool:
     """Whether memory `name` has requests: anyone may add a name to the wake set (an agent's
     user too), so only a memory with requests is handed to the pool."""
     try:
-        return bool(r.exists(memory_key(name, "queue"), memory_key(name, "processing")))
+        return bool(r.exists(*waiting_keys(name)))
     except redis.RedisError:
         return False  # lost with the link: the sweep, or the writer's next wake, brings it
 
@@ -836,8 +899,7 @@ class _Dispatcher:
             while not self.stop.is_set():
                 # An agent's user may add any name to the wake set: only a memory with
                 # requests gets an applier (no state kept for a name it makes up).
-                if self.db.redis.exists(memory_key(name, "queue"),
-                                        memory_key(name, "processing")):
+                if self.db.redis.exists(*waiting_keys(name)):
                     again = not self._applier(name).drain(self.stop, self._linger,
                                                           self._others_wait)
                 with self.lock:

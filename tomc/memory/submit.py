@@ -1,8 +1,11 @@
 """Writing through a memory's applier (tomc/memory/applier.py): the client side, light
 enough for `tomc memory apply` to import without the compiler.
 
-A request is one JSON document RPUSHed to the memory's queue (`memory_key(NAME,
-'queue')`): {id, key, text, after_step, create (a policy, or null: the memory must
+A request is one JSON document RPUSHed to its writer's queue of the memory (`queue_of`:
+the administrator's `memory_key(NAME, 'queue')`, or an agent's own `memory_key(NAME,
+'queue', USER)`, at most AGENT_QUEUED requests of AGENT_BYTES), then an empty entry on the
+memory's bell (`memory_key(NAME, 'bell')`, which the applier waits on): {id, key, text,
+after_step, create (a policy, or null: the memory must
 exist), policy (the one the writer named, checked against the memory's), incarnation (the
 id the writer attached to, or null), reply (the list the applier answers on), as (null, or
 the agent whose own credential sent it: docs/security.md), mac}. `mac` signs the rest
@@ -17,7 +20,8 @@ no_memory | unavailable, message, ..., committed: [events]}.
 
 On a cluster, every key a request touches is the memory's (one slot): nothing goes on the
 wake set, and `tomc serve --db redis+cluster://...` keeps an applier waiting on every
-memory's queue (tomc/memory/applier.py `serve_cluster_appliers`).
+memory's bell (tomc/memory/applier.py `serve_cluster_appliers`). An agent's read of its own
+mind is a request too (tomc/memory/served_reads.py).
 
 `serving` says whether a `tomc serve` runs appliers on this server (its heartbeat key). A
 request no applier takes within the lease is withdrawn (LREM) and `NoApplier` raised: the
@@ -45,6 +49,11 @@ GRACE_S = 15.0
 # How long one BLPOP waits before the client looks whether an applier still serves.
 POLL_S = 1.0
 REPLY_TTL_S = 300
+# The bounds of one agent's queue: how many requests may wait in it (the applier drops
+# what its user pushes past that), and how large one may be (bytes of its JSON; the
+# applier buries a larger one unread).
+AGENT_QUEUED = 1000
+AGENT_BYTES = 1024 * 1024
 # A writer trusts what it last saw of `serving_key` (with its last commit) for this long:
 # an applier that starts meanwhile finds the writer committing itself, which is safe (both
 # commit under WATCH); one that stops costs a submit the grace above, so keep it short.
@@ -110,6 +119,28 @@ def reply_list(client: redis.Redis, name: str, rid: str, as_agent: Optional[str]
     return memory_key(name, "reply", client.connection_pool.connection_kwargs["username"], rid)
 
 
+def queue_of(name: str, user: Optional[str]) -> str:
+    """The queue of memory `name` a writer pushes its requests on: the administrator's
+    (`user` None), or one of the agent's own (`user`: its FalkorDB user), so that what
+    one agent queues never holds another writer's requests (tomc/memory/applier.py takes
+    from each in turn)."""
+    return memory_key(name, "queue") if user is None else memory_key(name, "queue", user)
+
+
+def _room_in(client: redis.Redis, name: str, queue: str, agent: str, size: int) -> None:
+    """Refuse (DatabaseUnavailable, nothing queued) an agent's request its queue has no
+    room for (AGENT_QUEUED waiting: the applier drops what is pushed past it), or larger
+    than AGENT_BYTES (the applier buries it unread)."""
+    if size > AGENT_BYTES:
+        raise DatabaseUnavailable(f"{agent}'s request to memory {name} holds {size:,} "
+                                  f"bytes; an agent's request holds at most "
+                                  f"{AGENT_BYTES:,}: nothing was queued")
+    if client.llen(queue) >= AGENT_QUEUED:
+        raise DatabaseUnavailable(f"{agent}'s queue of memory {name} is full "
+                                  f"({AGENT_QUEUED:,} requests wait for its applier): "
+                                  "nothing was queued; try again once they are applied")
+
+
 def exchange(client: redis.Redis, name: str, fields: dict, clustered: bool,
              retry: str) -> dict:
     """Queue the request `fields` (its `reply` list among them) for memory `name`'s applier,
@@ -119,10 +150,13 @@ def exchange(client: redis.Redis, name: str, fields: dict, clustered: bool,
     login = client.connection_pool.connection_kwargs
     body = json.dumps(fields)
     request = json.dumps({**fields, "mac": signature(body, login.get("password") or "")})
-    queue, reply = memory_key(name, "queue"), fields["reply"]
+    queue, reply = queue_of(name, login["username"] if fields["as"] else None), fields["reply"]
     try:
+        if fields["as"] is not None:
+            _room_in(client, name, queue, fields["as"], len(request))
         pipe = client.pipeline(transaction=False)
         pipe.rpush(queue, request)
+        pipe.rpush(memory_key(name, "bell"), "")
         if not clustered:
             wake(pipe, name)
         pipe.blpop([reply], POLL_S)

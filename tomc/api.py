@@ -18,8 +18,8 @@ the scenario so far with the checks of `tomc check`: bad input raises `TomError`
 nothing. Each statement is then committed on its own (an event is one step); several
 processes may write one memory, and every event gets its own step (tomc/engine/live.py,
 docs/storage.md). `ask` answers an `ask` or `expect` line; the typed methods build the
-statement for you. `Session.attach(name, as_agent="Maya")` answers only from Maya's mind,
-through her read-only FalkorDB user, and refuses the rest with `AccessDenied`.
+statement for you. `Session.attach(name, as_agent="Maya")` answers only from Maya's mind
+graph, and refuses the rest with `AccessDenied`.
 """
 
 from __future__ import annotations
@@ -228,9 +228,11 @@ class Session:
         `default`) when there is none (and `create`). A half-applied event left by a
         crashed writer is undone first (tomc/engine/recovery.py).
 
-        `as_agent`: answer only from that agent's mind, through its read-only FalkorDB
-        user (tomc/memory/acl.py); writes and questions about other minds raise
-        AccessDenied. `db` may be the agent's own credential (`tomc token credential`):
+        `as_agent`: answer only from that agent's mind graph (its FalkorDB user is made
+        too, for its credential: tomc/memory/acl.py); writes and questions about other
+        minds raise AccessDenied. `db` may be the agent's own credential (`tomc token
+        credential`), whose user runs no query: its reads are run by the memory's applier
+        (tomc/memory/served_reads.py):
         the session is then built from the agent's view of the world
         (tomc/memory/agent_live.py), and its `tell`/`says` as the agent go through the
         memory's applier. Raises TomError (bad name or policy, a policy other than the
@@ -835,8 +837,7 @@ class Session:
         """Versions (key, value, source) and events (.tom text) matching `text`, ranked
         (docs/language.md, "Search"): each hit with its key, value, holder chain, step,
         time, event and source. A session reading as an agent searches its own mind graph
-        only, through its read-only FalkorDB user (no truth, no events it might not have
-        witnessed)."""
+        only (no truth, no events it might not have witnessed)."""
         if not isinstance(text, str) or isinstance(limit, bool) or not isinstance(limit, int) \
                 or limit < 1:
             raise TomError([Diagnostic("E143", f"search takes text and a limit of at least 1, "

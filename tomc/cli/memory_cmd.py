@@ -49,8 +49,7 @@ EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
 app = typer.Typer(help="Named memories kept on FalkorDB: apply events, ask, list, export, "
                        "import, drop. Several processes may write one memory at once.",
                   no_args_is_help=True)
-AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own mind only "
-                                            "(its read-only FalkorDB user).")
+AS_OPTION = typer.Option(None, "--as", help="Answer as this agent, from its own mind only.")
 
 
 @contextmanager

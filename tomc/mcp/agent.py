@@ -1,7 +1,7 @@
 """An agent's tools (`tomc mcp --agent Maya`): only what Maya may know, and speech as Maya.
 
-Reads go through `reader`, a session attached `as_agent`: it reads Maya's mind graph through
-her read-only FalkorDB user and refuses every other mind (AccessDenied, an `access_denied`
+Reads go through `reader`, a session attached `as_agent`: it reads Maya's mind graph only
+and refuses every other mind (AccessDenied, an `access_denied`
 tool error). Writes go through `writer`, a supervisor session that this module uses for one
 thing only: `tell` and `say` with Maya as the speaker. A call naming another speaker is
 refused before anything is written; the supervisor's other tools are not offered at all.

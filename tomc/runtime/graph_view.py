@@ -27,7 +27,7 @@ class GraphView:
     """A BeliefView (tomc/analysis/view.py) of `graphs` on `db`, as of `step`. Simulations
     run on forks, which the engine makes (`simulator`: tomc/engine/falkordb.py). `indexes`:
     `db` may write, and makes search's full-text indexes when a search needs them (an
-    agent's read-only user cannot: its session makes them first)."""
+    agent's session reads through a `db` that may not: it makes them first)."""
 
     def __init__(self, db: Database, graphs: GraphNames, scenario: ScenarioModel, step: int,
                  simulator: Optional[Callable] = None, indexes: bool = False):

@@ -13,10 +13,12 @@ A memory `NAME` keeps, beside its graphs (tomc/memory/catalog.py) and revision k
 - `tomem:{NAME}:public`, `tomem:{NAME}:seen:AGENT`: the agents' view of the world, the
   header, step and declarations, and the events AGENT witnessed (tomc/memory/agent_view.py,
   whose names are these through the memory's graph names);
-- `tomem:{NAME}:queue`, `tomem:{NAME}:processing`, `tomem:{NAME}:applier`,
-  `tomem:{NAME}:reply:ID`, `tomem:{NAME}:dead`: the applier's request list, the requests it
-  is applying, its lease, the reply list of one request, and the requests it could not
-  apply (tomc/memory/applier.py, `tomc memory requests`).
+- `tomem:{NAME}:queue`, `tomem:{NAME}:queue:USER`, `tomem:{NAME}:bell`,
+  `tomem:{NAME}:processing`, `tomem:{NAME}:applier`, `tomem:{NAME}:reply:ID`,
+  `tomem:{NAME}:dead`: the administrator's request list and each agent user's own, the
+  list every writer rings after queueing, the requests the applier is applying, its
+  lease, the reply list of one request, and the requests it could not apply
+  (tomc/memory/submit.py, tomc/memory/applier.py, `tomc memory requests`).
 
 This module imports nothing heavy: the thin client of `tomc memory apply` uses it.
 """

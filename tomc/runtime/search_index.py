@@ -4,7 +4,7 @@ Each mind graph indexes its versions' words (`V.words`), the world graph its tru
 versions and its events' words (`Event.words`), written by the templates as events happen
 (tomc/search_text.py). `ensure` creates a missing index and derives the words of nodes
 written before search existed; it writes, so it runs on a writer's connection, before an
-agent's read-only user reads (an agent's user cannot create an index).
+agent's session reads (which may not create an index).
 
 FalkorDB 4.16 and 4.22: `db.idx.fulltext.createNodeIndex({label, stopwords: []}, 'words')`,
 `db.idx.fulltext.queryNodes(label, query)`; a query on a graph without the index returns no

@@ -77,7 +77,7 @@ _LOADING = ".loading"  # the socket's name while the server loads (`loading_sock
 # What redis-server logs once it has loaded its data and serves (redis 7+, 8.x).
 READY_LINE = "Ready to accept connections"
 FSYNC_MODES = ("everysec", "always")
-# Bounds on every query, whoever sends it (an agent's read-only user too; docs/security.md,
+# Bounds on every query, whoever sends it (docs/security.md,
 # "Every query is bounded"): FalkorDB's TIMEOUT_MAX and TIMEOUT_DEFAULT (a query may ask
 # for less, never more) and QUERY_MEM_CAPACITY. Far above what tomc's own statements take (ms each),
 # low enough that a runaway query frees its FalkorDB thread. `tomc serve --query-timeout

@@ -538,3 +538,62 @@ def test_a_lease_that_lapsed_with_its_applier_is_swept_and_its_memory_served(app
     reply = submit.submit(r, name, "A says swept.v = 1", "sweep-1")
     assert reply.get("error") is None and reply["step"] == 2
     assert time.monotonic() - started >= LEASE_S - 0.5  # it waited for the lease to lapse
+
+
+@pytest.mark.slow
+def test_two_serve_processes_share_the_memories_and_one_takes_over_the_others(tmp_path):
+    """Two `tomc serve --db URL` processes on one server (docs/storage.md, "The
+    applier"): writes to six memories go through whichever holds each memory's lease;
+    after kill -9 of one of them mid-write, the other takes its memories over once their
+    leases lapse, and every acknowledged event is there exactly once."""
+    names = [f"two_{n}" for n in range(6)]
+    with connect(None, tmp_path / "data") as db:
+        for name in names:
+            with Session.attach(name, db=db) as s:
+                s.apply(SETUP)
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        serving = [subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", db.url,
+                                     "--workers", "2"], env=env, cwd=REPO,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        try:
+            while not db.redis.exists(appliers_key()):
+                assert all(p.poll() is None for p in serving)
+                time.sleep(0.05)
+            acknowledged: dict[str, list[int]] = {name: [] for name in names}
+            after_kill: list[float] = []
+            killed = threading.Event()
+
+            def write(name: str) -> None:
+                with Session.attach(name, db=db) as s:
+                    for n in range(30):
+                        started = time.monotonic()
+                        s.apply(f"A says {name}.n{n} = 1", idempotency_key=f"{name}-{n}")
+                        acknowledged[name].append(n)
+                        if killed.is_set():
+                            after_kill.append(time.monotonic() - started)
+
+            writers = [threading.Thread(target=write, args=(name,)) for name in names]
+            for t in writers:
+                t.start()
+            while sum(len(a) for a in acknowledged.values()) < 40:
+                time.sleep(0.01)
+            serving[0].send_signal(signal.SIGKILL)
+            serving[0].wait()
+            killed.set()
+            for t in writers:
+                t.join(timeout=300)
+            assert all(a == list(range(30)) for a in acknowledged.values())
+            assert after_kill and max(after_kill) < 60  # taken over: LEASE_S, then a sweep
+            for name in names:
+                with Session.attach(name, db=db) as s:
+                    texts = Counter(e.text for e in s.history())
+                assert all(texts[f"A says {name}.n{n} = 1"] == 1 for n in range(30))
+            serving[1].send_signal(signal.SIGTERM)
+            assert serving[1].wait(timeout=60) == 0
+            assert "Traceback" not in serving[1].stderr.read()
+        finally:
+            for p in serving:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+                p.stderr.close()

@@ -169,8 +169,12 @@ def exchange(client: redis.Redis, name: str, fields: dict, clustered: bool,
             waited += POLL_S
             pipe = client.pipeline(transaction=False)
             pipe.exists(memory_key(name, "applier"), *([] if clustered else [appliers_key()]))
+            if not clustered:
+                # Woken again: a `tomc serve` killed after it took the wake and before it
+                # took the request leaves no other trace of it (a lapsed lease is swept).
+                wake(pipe, name)
             pipe.blpop([reply], POLL_S)
-            alive, answer = pipe.execute()
+            alive, *_, answer = pipe.execute()
             unserved = 0.0 if alive else unserved + POLL_S
             if answer is None and unserved >= GRACE_S:
                 if client.lrem(queue, 1, request):

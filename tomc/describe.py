@@ -4,9 +4,10 @@ Its agents and rooms, the sources its policy gives an authority, its procedures,
 events have written so far (how many events wrote each, and the last step), the policy's
 name and depth, the aliases it declares, and the aliases it might: subjects and agents
 whose names are one name but for case, punctuation or a plural `s`/`es` (`Asha`, `asha`;
-`refund`, `refunds`), folded by rapidfuzz's `default_process`. Read from the scenario's declarations and events, so every engine answers
-alike; for a session reading as an agent, from the events that agent witnessed only (its
-`Session.scenario`), so no key only another mind heard of is named.
+`refund`, `refunds`), folded by rapidfuzz's `default_process`. Read from the scenario's
+declarations and events, so every engine answers alike; for a session reading as an
+agent, from the events that agent witnessed only (its `Session.scenario`), so no key only
+another mind heard of is named.
 """
 
 from __future__ import annotations

@@ -41,9 +41,10 @@ LEGEND = {"S": "the speaker", "L": "a listener", "B": "a listener who trusts the
 class Entry:
     """One thing a policy decides. `kind`: depth, limits, trust, ties, reveal, authority,
     cardinality, alias, procedure or routing; `text` as written; `file`/`line` where (the
-    shipped default's file when `inherited`); `section` the event class of a routing rule; `templates` and `cypher` the
-    template lines that read its decision; `parameter` what it sets; `chains` the role
-    shapes it can touch; `touched` the concrete chains it named in the given scenarios."""
+    shipped default's file when `inherited`); `section` the event class of a routing rule;
+    `templates` and `cypher` the template lines that read its decision; `parameter` what it
+    sets; `chains` the role shapes it can touch; `touched` the concrete chains it named in
+    the given scenarios."""
 
     kind: str
     text: str

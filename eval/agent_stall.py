@@ -11,7 +11,8 @@ acl.py) does the worst of what it may, from two threads at once:
 - `query`: a runaway Cypher query on her own mind graph (refused: her user runs no query);
 - `reads`: her own session's heaviest questions, each run by the applier (every belief of
   every chain of hers, and a search: tomc/memory/served_reads.py);
-- `view`: HGETALL of her whole view (the events she witnessed) and the memory's public hash;
+- `view`: her whole view read a page at a time (the events she witnessed), as her session
+  reads it when it attaches;
 - `flood`: 1 KB entries pushed on her queue as fast as she can, each with a ring of the
   memory's bell, and LREM on it (the applier takes a few of hers in each batch and drops
   what waits past her queue's bound: tomc/memory/applier.py);
@@ -80,8 +81,8 @@ def attacks(maya_url: str, maya: Database, server_socket: str) -> dict[str, Call
         sessions.s.search("topic")
 
     def view() -> None:
-        maya.redis.hgetall(agent_view.seen_key(graphs, "Maya"))
-        maya.redis.hgetall(agent_view.public_key(graphs))
+        for key in (agent_view.seen_key(graphs, "Maya"), agent_view.public_key(graphs)):
+            list(maya.redis.hscan_iter(key, count=10_000))  # a COUNT larger than tomc's
 
     user = maya.redis.connection_pool.connection_kwargs["username"]
 

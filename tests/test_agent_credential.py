@@ -472,3 +472,31 @@ def test_the_agents_user_runs_no_query_and_the_applier_runs_only_tomcs_reads_of_
     with pytest.raises(AccessDenied):
         reads.read(mind, "MATCH (n) RETURN n", {})
     maya.close()
+
+
+def test_a_credentials_session_catches_up_with_what_its_view_gained_only(served, tmp_path,
+                                                                         monkeypatch):
+    """Catching up reads the fields after the view it holds (HMGET), never the whole view
+    again: its cost follows what happened since, not the memory's history."""
+    from tomc.memory import agent_view
+
+    db, _ = served
+    url = credential(db, tmp_path)
+    whole = []
+    read = agent_view.read
+    monkeypatch.setattr(agent_view, "read", lambda *a, **k: whole.append(1) or read(*a, **k))
+    with Session.attach(NAME, db=url, as_agent="Maya") as own, \
+            Session.attach(NAME, db=db) as admin:
+        assert whole == [1]
+        for n in range(3):
+            admin.apply(f"agents Zed{n}\nMaya sets catch.n{n} = {n}")
+            assert own.believes("Maya", f"catch.n{n}").values == [str(n)]
+            assert own.step == admin.step
+        with Session.attach(NAME, db=db, as_agent="Maya") as reference:
+            assert [e.text for e in own.history()] == [e.text for e in reference.history()]
+        assert "Zed2" in own.scenario.agents
+    assert whole == [1]
+    maya = from_url(url)
+    with pytest.raises(redis.exceptions.NoPermissionError):  # paged reads only
+        maya.redis.hgetall(memory_key(NAME, "seen", "Maya"))
+    maya.close()

@@ -27,7 +27,7 @@ from tomc.memory.applier import serve_appliers
 from tomc.runtime.keys import appliers_key, memory_key
 from tomc.reference.interpreter import run_reference
 from tomc.reference.view import ReferenceView
-from tomc.runtime.connection import connect
+from tomc.runtime.connection import connect, from_url
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.transactions import TURN_MS, Writer
 
@@ -714,19 +714,19 @@ def test_an_agent_reads_only_its_own_mind_refused_by_tomc_and_by_falkordb(db, fr
                 refused()
         assert all("Maya" in e.witnesses for e in maya.history())
         assert [e.step for e in maya.scenario.events] == [e.step for e in maya.history()]
-        kwargs = maya._reader.db.redis.connection_pool.connection_kwargs
-        switcher = redis.Redis(unix_socket_path=kwargs["path"], username=kwargs["username"],
-                               password=kwargs["password"])
+    issued = tomc("token", "credential", name, "--agent", "Maya", url=db.url)
+    assert issued.returncode == 0, issued.stderr
+    own = from_url(issued.stdout.strip())  # her own user: no query at all, underneath
+    try:
         with pytest.raises(redis.AuthenticationError):  # the admin user has a password
-            switcher.execute_command("AUTH", "default", "anything")
-        switcher.close()
+            own.redis.execute_command("AUTH", "default", "anything")
         graphs = catalog.memory_graphs(name, ["Maya", "Finance"])
-        with pytest.raises(redis.exceptions.NoPermissionError):  # NOPERM underneath
-            maya._reader.db.read(graphs.mind("Finance"), "MATCH (n) RETURN count(n) AS c", {})
-        with pytest.raises(redis.exceptions.NoPermissionError):
-            maya._reader.db.read(graphs.world, "MATCH (n) RETURN count(n) AS c", {})
-        with pytest.raises(redis.ResponseError):  # its own graph, but only to read
-            maya._reader.db.write(graphs.mind("Maya"), "CREATE (:X)", {})
+        for graph in (graphs.mind("Finance"), graphs.world, graphs.mind("Maya")):
+            for command in ("GRAPH.RO_QUERY", "GRAPH.QUERY"):
+                with pytest.raises(redis.exceptions.NoPermissionError):
+                    own.redis.execute_command(command, graph, "MATCH (n) RETURN count(n)")
+    finally:
+        own.close()
     denied = tomc("memory", "ask", name, "--as", "Maya", "Finance believes refund.status",
                   url=db.url)
     assert denied.returncode == 4 and "access denied" in denied.stderr
@@ -736,14 +736,20 @@ def test_names_cannot_widen_an_agents_key_pattern(db, fresh):
     name = fresh("glob*")
     with Session.attach(name, db=db) as live:
         live.apply('agents "M*", Mallory\nMallory sets k.s = secret')
-    with Session.attach(name, db=db, as_agent="M*") as star:
+    issued = tomc("token", "credential", name, "--agent", "M*", url=db.url)
+    assert issued.returncode == 0, issued.stderr
+    star = from_url(issued.stdout.strip())
+    try:
         graphs = catalog.memory_graphs(name, ["M*", "Mallory"])
         with pytest.raises(redis.exceptions.NoPermissionError):
-            star._reader.db.read(graphs.mind("Mallory"), "MATCH (n) RETURN count(n) AS c", {})
+            star.redis.execute_command("GRAPH.RO_QUERY", graphs.mind("Mallory"),
+                                       "MATCH (n) RETURN count(n) AS c")
         # nor its view's: its own seen hash, never Mallory's (tomc/memory/agent_view.py)
-        assert star._reader.db.redis.hgetall(memory_key(name, "seen", "M*")) == {}
+        assert star.redis.hmget(memory_key(name, "seen", "M*"), ["1"]) == [None]
         with pytest.raises(redis.exceptions.NoPermissionError):
-            star._reader.db.redis.hgetall(memory_key(name, "seen", "Mallory"))
+            star.redis.hmget(memory_key(name, "seen", "Mallory"), ["1"])
+    finally:
+        star.close()
 
 
 # ---------------------------------------------------------------- the CLI

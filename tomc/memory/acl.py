@@ -72,13 +72,14 @@ def submitting(graphs: GraphNames, user: str) -> list[tuple[str, list[str]]]:
 
 def reading(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
     """(command, key patterns) an agent's user may run to read its view of the world
-    (tomc/memory/agent_view.py): HGETALL the memory's public hash and its own seen hash
-    (never another agent's), GET the revision; and HGET one token's record by its id
+    (tomc/memory/agent_view.py) a page at a time: HSCAN and HMGET the memory's public hash
+    and its own seen hash (never another agent's; no HGETALL, whose cost grows with the
+    history), GET the revision; and HGET one token's record by its id
     (tomc/runtime/tokens.py), so that the agent's own `tomc mcp --http` checks the bearer
     tokens it is sent. A record holds a digest of its secret, never the secret, and the
     user can neither list the tokens nor read them whole (no HGETALL, HKEYS, HSCAN)."""
-    return [("hgetall", [agent_view.public_key(graphs), agent_view.seen_key(graphs, agent)]),
-            ("get", [graphs.revision_key]),
+    view = [agent_view.public_key(graphs), agent_view.seen_key(graphs, agent)]
+    return [("hscan", view), ("hmget", view), ("get", [graphs.revision_key]),
             ("hget", [TOKENS_KEY])]
 
 

@@ -15,6 +15,7 @@ again when the revision moved.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import redis
@@ -98,6 +99,8 @@ class ViewedMemory:
         self.revision: Optional[int] = None
         self.checker: Optional[LiveChecker] = None
         self._step = 0
+        # How far the view was taken in: its header, revision and step (no events kept).
+        self._view: Optional[agent_view.View] = None
 
     @property
     def scenario(self) -> ScenarioModel:
@@ -108,12 +111,19 @@ class ViewedMemory:
         return self._step
 
     def catch_up(self) -> None:
-        """Read the view again if the memory's revision moved since it was read."""
+        """Take in what the agent's view gained since it was read (its new declarations
+        and events only: tomc/memory/agent_view.py `since`); read it whole the first time,
+        or when it cannot be caught up (an event of it undone)."""
         graphs = self.engine.graphs
         try:
-            if self.revision is not None and agent_view.revision(self.engine.db, graphs) \
-                    == self.revision:
-                return
+            if self._view is not None:
+                try:
+                    gained = agent_view.since(self.engine.db, graphs, self.agent, self._view)
+                    if gained is not None:
+                        self._take(gained)
+                    return
+                except agent_view.Reread:
+                    pass  # read whole, below
             view = agent_view.read(self.engine.db, graphs, self.agent)
         except redis.exceptions.NoPermissionError as err:
             raise AccessDenied(
@@ -129,16 +139,28 @@ class ViewedMemory:
                 "tomc): an administrator fills it in with `tomc token credential "
                 f"{self.name} --agent {self.agent}` (docs/security.md)")
         try:
-            checker = LiveChecker(view.header, f"memory {self.name}")
-            for text in view.declarations:
-                checker.add_text(text, DECLARATIONS, path="<memory>")
+            self.checker = LiveChecker(view.header, f"memory {self.name}")
+        except DiagnosticError as err:  # pragma: no cover - the writers checked it
+            raise DatabaseUnavailable(f"the view of memory {self.name} does not check: "
+                                      f"{err.diagnostics[0].message}") from None
+        self._view = replace(view, declarations=[], events=[], step=0, revision=0)
+        self._take(view)
+        if self.agent not in self.checker.scenario.agents:
+            raise AccessDenied(f"memory {self.name!r} has no agent {self.agent!r}")
+
+    def _take(self, gained: agent_view.View) -> None:
+        """Hold what the view gained after `self._view`: its declarations checked, its
+        events taken whole (checked once by the writers that committed them), numbered
+        from the step the view had reached."""
+        try:
+            for text in gained.declarations:
+                self.checker.add_text(text, DECLARATIONS, path="<memory>")
         except DiagnosticError as err:  # pragma: no cover - the writers checked them
             raise DatabaseUnavailable(f"the view of memory {self.name} does not check: "
                                       f"{err.diagnostics[0].message}") from None
-        if self.agent not in checker.scenario.agents:
-            raise AccessDenied(f"memory {self.name!r} has no agent {self.agent!r}")
-        checker.take(_numbered(view.events, view.step))
-        self.checker, self.revision, self._step = checker, view.revision, view.step
+        self.checker.take(_numbered(gained.events, self._view.step, gained.step))
+        self._view = replace(gained, declarations=[], events=[])
+        self.revision, self._step = gained.revision, gained.step
         self.engine.moved()
 
     def apply(self, *args, **kwargs):
@@ -153,14 +175,15 @@ class ViewedMemory:
 UNSEEN_TIME = "9999-12-31T23:59"
 
 
-def _numbered(events: list, step: int) -> list:
-    """`events` (witnessed, in step order) with a placeholder for every other step up to
-    `step`: a `noop` no agent witnessed, so the checker numbers questions with the
-    memory's step, and every list a session shows (witnessed events only) leaves it out."""
+def _numbered(events: list, after: int, step: int) -> list:
+    """`events` (witnessed, in step order) with a placeholder for every other step from
+    `after` + 1 up to `step`: a `noop` no agent witnessed, so the checker numbers questions
+    with the memory's step, and every list a session shows (witnessed events only) leaves
+    it out."""
     by_step = {e.step: e for e in events}
     return [by_step.get(n) or Quiet(step=n, kind="noop", text="", line=0, witnesses=(),
                                     time=UNSEEN_TIME)
-            for n in range(1, step + 1)]
+            for n in range(after + 1, step + 1)]
 
 
 def viewed(db: Database, name: str, agent: str) -> ViewedMemory:

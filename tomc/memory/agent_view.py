@@ -126,30 +126,85 @@ def revision(db: Database, graphs: GraphNames) -> int:
     return int(db.redis.get(graphs.revision_key) or 0)
 
 
+# How many fields one command of a view's reader names or returns (HSCAN's COUNT, HMGET's
+# fields): what an agent's user may read of its view costs the server little per command,
+# however long the memory's history.
+PAGE = 500
+
+
 def read(db: Database, graphs: GraphNames, agent: str, tries: int = 100) -> Optional[View]:
-    """`agent`'s view through `db` (its own user may read nothing else): the revision, both
-    hashes, and the revision again, until it did not move meanwhile (a commit between the
-    reads). None when the memory has no view (no memory, or one made before the view that
-    no administrator has filled in yet)."""
+    """`agent`'s view through `db` (its own user may read nothing else), read a page at a
+    time: the revision and the step it reached (read again until they did not move
+    between: a commit between the reads), then both hashes (HSCAN), keeping what is at or
+    before them (fields only ever come after: an undo, which takes some back, is seen as
+    the step moving back). None when the memory has no view (no memory, or one made before
+    the view that no administrator has filled in yet)."""
     for _ in range(tries):
         try:
-            before = revision(db, graphs)
-            public = db.redis.hgetall(public_key(graphs))
-            seen = db.redis.hgetall(seen_key(graphs, agent))
-            after = revision(db, graphs)
+            at, header_text, step = _reached(db, graphs, tries)
+            if header_text is None:
+                return None
+            public = dict(db.redis.hscan_iter(public_key(graphs), count=PAGE))
+            seen = dict(db.redis.hscan_iter(seen_key(graphs, agent), count=PAGE))
+            _, _, step_after = _reached(db, graphs, tries)
         except redis.exceptions.NoPermissionError:
             raise
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"could not read {agent}'s view: {err}") from None
-        if before != after:
+        if step_after < step:  # an event undone meanwhile
             continue
-        if "header" not in public:
-            return None
-        declarations = [public[k] for k in sorted((k for k in public if k.isdigit()), key=int)]
-        events = [event_codec.load(json.loads(seen[k])) for k in sorted(seen, key=int)]
-        return View(public["header"], declarations, int(public.get("step", 0)), events,
-                    after)
+        revisions = sorted(int(k) for k in public if k.isdigit() and int(k) <= at)
+        steps = sorted(int(k) for k in seen if k.isdigit() and int(k) <= step)
+        return View(header_text, [public[str(r)] for r in revisions], step,
+                    [event_codec.load(json.loads(seen[str(n)])) for n in steps], at)
     raise DatabaseUnavailable(f"could not read {agent}'s view: writers kept committing")
+
+
+def since(db: Database, graphs: GraphNames, agent: str, view: View) -> Optional[View]:
+    """What `agent`'s view gained after `view` (its declarations and events since, with the
+    revision and step reached now), read field by field (HMGET, a page at a time): None
+    when nothing moved. Raises Reread when `view` cannot be caught up (an event of it was
+    undone, or the memory is another one now): read it whole again."""
+    try:
+        at, header_text, step = _reached(db, graphs)
+        if at == view.revision:
+            return None
+        if header_text != view.header or step < view.step:
+            raise Reread()
+        revisions = [str(r) for r in range(view.revision + 1, at + 1)]
+        steps = [str(n) for n in range(view.step + 1, step + 1)]
+        declarations = [d for d in _fields(db, public_key(graphs), revisions) if d is not None]
+        events = [event_codec.load(json.loads(e))
+                  for e in _fields(db, seen_key(graphs, agent), steps) if e is not None]
+    except redis.exceptions.NoPermissionError:
+        raise
+    except redis.RedisError as err:
+        raise DatabaseUnavailable(f"could not read {agent}'s view: {err}") from None
+    return View(header_text, declarations, step, events, at)
+
+
+class Reread(Exception):
+    """A view cannot be caught up from where it was: read it whole (`read`)."""
+
+
+def _reached(db: Database, graphs: GraphNames, tries: int = 100) -> tuple[int, Optional[str],
+                                                                          int]:
+    """(revision, header, step) of the memory's view, as of one revision (read until the
+    revision did not move between)."""
+    for _ in range(tries):
+        before = revision(db, graphs)
+        header_text, step = db.redis.hmget(public_key(graphs), ["header", "step"])
+        if revision(db, graphs) == before:
+            return before, header_text, int(step or 0)
+    raise DatabaseUnavailable("could not read the view: writers kept committing")
+
+
+def _fields(db: Database, key: str, fields: list[str]) -> list[Optional[str]]:
+    """HMGET of `fields` of hash `key`, a page at a time."""
+    found: list[Optional[str]] = []
+    for start in range(0, len(fields), PAGE):
+        found += db.redis.hmget(key, fields[start:start + PAGE])
+    return found
 
 
 def present(db: Database, graphs: GraphNames) -> bool:

@@ -59,3 +59,49 @@ def test_a_flood_fills_the_server_to_its_bound_and_a_write_then_says_so(bounded)
         db.redis.delete("flood")
         (event,) = s.apply("A says x.y = 3")
         assert event.step == 3 and s.believes("B", "x.y").values == ["3"]
+
+
+def test_an_agents_queue_is_bounded_and_taken_in_turn_with_the_others(db, fresh):
+    """Each agent's own queue (tomc/memory/submit.py `queue_of`): a client of tomc is told
+    it is full before it pushes; what a user pushes past the bound anyway is dropped unread
+    at the applier's next take, one dead-letter entry counting it; a batch takes a few of
+    the agent's requests in turn with the administrator's (an `Applier` taken by hand on
+    a server no `tomc serve` runs)."""
+    from tomc.memory import acl, catalog, dead_letters, submit
+    from tomc.memory.applier import AGENT_SLICE, Applier
+    from tomc.runtime.keys import memory_key
+
+    name = fresh("bounded_queue")
+    with Session.attach(name, db=db) as s:
+        s.apply("agents Maya, Billing")
+    user, password = acl.grant(db, catalog.memory_graphs(name, ["Maya"]), "Maya")
+    pool = db.redis.connection_pool
+    maya = redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class,
+        **{**pool.connection_kwargs, "username": user, "password": password}))
+    queue = submit.queue_of(name, user)
+    db.redis.rpush(queue, *(f"junk {n}" for n in range(submit.AGENT_QUEUED)))
+    fields = {"id": "x", "key": "k", "text": "Maya says a.b = 1", "after_step": None,
+              "create": None, "policy": None, "incarnation": None,
+              "reply": memory_key(name, "reply", user, "x"), "as": "Maya"}
+    with pytest.raises(DatabaseUnavailable, match="queue of memory .* is full"):
+        submit.exchange(maya, name, fields, False, "retry")
+    assert db.redis.llen(queue) == submit.AGENT_QUEUED  # nothing queued
+    db.redis.rpush(queue, *(f"more {n}" for n in range(500)))  # pushed past it anyway
+    db.redis.rpush(memory_key(name, "queue"), *(f"admin {n}" for n in range(100)))
+    applier = Applier(db, name)
+    assert applier._hold()
+    try:
+        taken = applier._take(block=0)  # all junk: buried, none a request
+        assert taken == []
+        moved = db.redis.llen(memory_key(name, "processing"))
+        dead = dead_letters.listed(db, name)
+        assert any("500 entries pushed on" in d["error"] for d in dead)
+        # the batch: AGENT_SLICE of hers, the rest the administrator's, all buried
+        assert db.redis.llen(queue) == submit.AGENT_QUEUED - AGENT_SLICE
+        assert db.redis.llen(memory_key(name, "queue")) == 100 - (64 - AGENT_SLICE)
+        assert moved == 0
+    finally:
+        applier._release()
+        maya.close()
+        db.redis.delete(queue, memory_key(name, "queue"), memory_key(name, "bell"))

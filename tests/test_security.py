@@ -78,7 +78,6 @@ def test_a_read_inside_multi_exec_is_bounded_too(bounded):
     """tomc's own reads run inside MULTI/EXEC, on FalkorDB's main thread (docs/falkordb.md
     check 6.20): the same bound cuts a runaway one off there (docs/security.md)."""
     admin, _, mind, _ = bounded
-    assert admin.reads_together
     with pytest.raises(redis.ResponseError, match="timed out"):
         admin.read(mind, CROSS, {})
     assert admin.read(mind, "RETURN 1 AS one", {}) == [{"one": 1}]

@@ -466,6 +466,11 @@ def test_the_agents_user_runs_no_query_and_the_applier_runs_only_tomcs_reads_of_
     for params in ({"chains": nested, "step": 1}, {"chains": "Maya", "step": {"a": [None]}}, {}):
         assert "error" in signed_read(maya, render("read_held.cypher"), params)
     assert signed_read(maya, perspectives, {})["rows"]  # the applier lives on
+    # A parameter's name goes unquoted into the CYPHER header: Cypher of hers, refused.
+    injected = "a=1 WITH 1 AS b UNWIND range(1, 300000000) AS x WITH count(x) AS c //"
+    for params in ({injected: 1}, {"step": {"k` RETURN 1 //": 1}}):
+        refused = signed_read(maya, perspectives, params)
+        assert refused["error"] == "refused" and "plain names" in refused["message"]
     reads = served_reads.ServedReads(maya, NAME, "Maya")
     with pytest.raises(AccessDenied):
         reads.read(memory_key(NAME, "world"), perspectives, {})

@@ -23,6 +23,7 @@ message}. A request is at most MAX_BYTES.
 
 from __future__ import annotations
 
+import re
 import uuid
 from functools import lru_cache
 
@@ -101,6 +102,11 @@ def answer(db: Database, name: str, fields: dict, size: int) -> dict:
                 "read templates (tomc/memory/served_reads.py)"}
     if size > MAX_BYTES:
         return {"error": "refused", "message": f"a read request is at most {MAX_BYTES} bytes"}
+    if not _names_plain(fields["params"]):
+        # A parameter's name travels unquoted in the query's `CYPHER name=value` header
+        # (tomc/runtime/connection.py `query_command`): any other text there is Cypher.
+        return {"error": "refused", "message": "a read's parameter names (and the keys of "
+                "its maps) are plain names: letters, digits, _"}
     graph = catalog.memory_graphs(name, [fields["as"]]).mind(fields["as"])
     try:
         rows = db.read(graph, fields["read"], fields["params"])
@@ -108,3 +114,16 @@ def answer(db: Database, name: str, fields: dict, size: int) -> dict:
         return {"error": "failed", "message": f"FalkorDB: {err}"}
     return {"rows": rows}
 
+
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _names_plain(value) -> bool:
+    """Whether every key of the maps in `value` (a read's parameters) is a plain name."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _PLAIN.fullmatch(k) and _names_plain(v)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return all(_names_plain(v) for v in value)
+    return True

@@ -887,3 +887,27 @@ def test_a_session_whose_memory_was_dropped_says_so(db, fresh):
         with pytest.raises(TomError, match="E145") as replaced:  # its incarnation changed
             live.apply("A sets k.s = 2")
         assert "dropped or created again" in str(replaced.value)
+
+
+def test_a_view_held_across_an_undo_is_read_whole_again(db, fresh):
+    """tomc/memory/agent_view.py: an undo counts itself (`undone`), so a reader holding the
+    undone event reads its view whole again, even once a new event took the same step."""
+    from tomc.memory import agent_view
+
+    name = fresh("undone_view")
+    with Session.attach(name, db=db) as live:
+        live.apply("agents Maya\nMaya sets a.b = 1")
+    graphs = catalog.memory_graphs(name, ["Maya"])
+    held = agent_view.read(db, graphs, "Maya")
+    step = held.step
+    again = agent_view.forget(graphs, [step])
+    retaken = held.events[-1]
+    again += agent_view.record(graphs, [retaken], held.revision)
+    pipe = db.redis.pipeline(transaction=True)
+    for command in again:
+        pipe.execute_command(*command)
+    pipe.set(graphs.revision_key, held.revision + 1)
+    pipe.execute()
+    assert agent_view.read(db, graphs, "Maya").step == step  # the same step, taken again
+    with pytest.raises(agent_view.Reread):
+        agent_view.since(db, graphs, "Maya", held)

@@ -95,12 +95,15 @@ def perceived(event: AnyEvent, agent: str) -> Optional[AnyEvent]:
 
 
 def forget(graphs: GraphNames, steps: Sequence[int]) -> list[tuple]:
-    """The commands that take undone events `steps` out of every agent's view."""
+    """The commands that take undone events `steps` out of every agent's view, and count
+    the undo (`undone`: a reader that held them reads its view whole again, even once
+    new events took their steps)."""
     if base(graphs) is None or not steps:
         return []
     fields = [str(s) for s in steps]
     return [*(("HDEL", seen_key(graphs, a), *fields) for a in graphs.agents),
-            ("HSET", public_key(graphs), "step", str(min(steps) - 1))]
+            ("HSET", public_key(graphs), "step", str(min(steps) - 1)),
+            ("HINCRBY", public_key(graphs), "undone", 1)]
 
 
 def header(graphs: GraphNames, text: str) -> list[tuple]:
@@ -119,6 +122,7 @@ class View:
     step: int
     events: list[AnyEvent]
     revision: int
+    undone: int = 0  # how many undos the view had seen (`forget`)
 
 
 def revision(db: Database, graphs: GraphNames) -> int:
@@ -141,22 +145,22 @@ def read(db: Database, graphs: GraphNames, agent: str, tries: int = 100) -> Opti
     the view that no administrator has filled in yet)."""
     for _ in range(tries):
         try:
-            at, header_text, step = _reached(db, graphs, tries)
+            at, header_text, step, undone = _reached(db, graphs, tries)
             if header_text is None:
                 return None
             public = dict(db.redis.hscan_iter(public_key(graphs), count=PAGE))
             seen = dict(db.redis.hscan_iter(seen_key(graphs, agent), count=PAGE))
-            _, _, step_after = _reached(db, graphs, tries)
+            _, _, step_after, undone_after = _reached(db, graphs, tries)
         except redis.exceptions.NoPermissionError:
             raise
         except redis.RedisError as err:
             raise DatabaseUnavailable(f"could not read {agent}'s view: {err}") from None
-        if step_after < step:  # an event undone meanwhile
+        if undone_after != undone:  # an event undone meanwhile
             continue
         revisions = sorted(int(k) for k in public if k.isdigit() and int(k) <= at)
         steps = sorted(int(k) for k in seen if k.isdigit() and int(k) <= step)
         return View(header_text, [public[str(r)] for r in revisions], step,
-                    [event_codec.load(json.loads(seen[str(n)])) for n in steps], at)
+                    [event_codec.load(json.loads(seen[str(n)])) for n in steps], at, undone)
     raise DatabaseUnavailable(f"could not read {agent}'s view: writers kept committing")
 
 
@@ -166,10 +170,10 @@ def since(db: Database, graphs: GraphNames, agent: str, view: View) -> Optional[
     when nothing moved. Raises Reread when `view` cannot be caught up (an event of it was
     undone, or the memory is another one now): read it whole again."""
     try:
-        at, header_text, step = _reached(db, graphs)
+        at, header_text, step, undone = _reached(db, graphs)
         if at == view.revision:
             return None
-        if header_text != view.header or step < view.step:
+        if header_text != view.header or undone != view.undone or step < view.step:
             raise Reread()
         revisions = [str(r) for r in range(view.revision + 1, at + 1)]
         steps = [str(n) for n in range(view.step + 1, step + 1)]
@@ -180,22 +184,23 @@ def since(db: Database, graphs: GraphNames, agent: str, view: View) -> Optional[
         raise
     except redis.RedisError as err:
         raise DatabaseUnavailable(f"could not read {agent}'s view: {err}") from None
-    return View(header_text, declarations, step, events, at)
+    return View(header_text, declarations, step, events, at, undone)
 
 
 class Reread(Exception):
     """A view cannot be caught up from where it was: read it whole (`read`)."""
 
 
-def _reached(db: Database, graphs: GraphNames, tries: int = 100) -> tuple[int, Optional[str],
-                                                                          int]:
-    """(revision, header, step) of the memory's view, as of one revision (read until the
-    revision did not move between)."""
+def _reached(db: Database, graphs: GraphNames,
+             tries: int = 100) -> tuple[int, Optional[str], int, int]:
+    """(revision, header, step, undos) of the memory's view, as of one revision (read until
+    the revision did not move between)."""
     for _ in range(tries):
         before = revision(db, graphs)
-        header_text, step = db.redis.hmget(public_key(graphs), ["header", "step"])
+        header_text, step, undone = db.redis.hmget(public_key(graphs),
+                                                   ["header", "step", "undone"])
         if revision(db, graphs) == before:
-            return before, header_text, int(step or 0)
+            return before, header_text, int(step or 0), int(undone or 0)
     raise DatabaseUnavailable("could not read the view: writers kept committing")
 
 

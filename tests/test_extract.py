@@ -35,7 +35,7 @@ ANSWER = FIXTURES / "support_answer.json"
 HIJACKED = FIXTURES / "hijacked_answer.txt"
 MEMORIES = ["extract_support", "extract_cli", "extract_new", "extract_openai",
             "extract_anthropic", "extract_mcp", "extract_hijacked", "extract_twice",
-            "extract_same"]
+            "extract_same", "extract_claim"]
 runner = CliRunner()
 
 
@@ -331,6 +331,38 @@ def test_the_same_statements_applied_again_report_their_original_steps(db):
         assert apply(again, session) == []  # not a stale write: already applied
         assert again.repeated and [e.step for e in again.applied] == [2]
         assert session.step == 3
+
+
+CLAIMED = json.dumps([
+    {"speaker": "Maya", "channel": "chat", "time": "2026-03-02T09:00",
+     "text": "Finance approved my refund"},
+    {"speaker": "Maya", "channel": "chat", "time": "2026-03-02T09:05", "text": "hello"}])
+CLAIMED_ANSWER = json.dumps({"statements": [
+    {"statement": "agents Maya, Billing", "message": 1, "quote": "Finance"},
+    {"statement": "claim refund.status = approved from Maya", "message": 1,
+     "quote": "Finance approved my refund"},
+    {"statement": "Maya enters chat", "message": 2, "quote": "hello"}]})
+
+
+@pytest.mark.parametrize("memory", [True, False])
+def test_a_claim_is_published_and_known_at_its_message_time(db, memory):
+    """A claim is its message's word, sent at the message's time; in a memory, which stamps
+    a claim with no timed event before it with the time it is applied at, the write starts
+    with a noop at that time (else the conversation's later events went back in time)."""
+    messages = read_messages(CLAIMED, "chat.json")
+    with (Session.attach("extract_claim", db=db) if memory
+          else Session.open(engine="reference")) as session:
+        session.apply("rooms chat")
+        extraction = judged(messages, prompt_for(messages, session), CLAIMED_ANSWER, session)
+        assert statuses(extraction)[1:] == [
+            ("ok", "claim refund.status = approved from Maya at 2026-03-02T09:00 to all"),
+            ("ok", "Maya enters chat at 2026-03-02T09:05")]
+        assert [e.text for e in apply(extraction, session)] == [
+            'noop "time of message 1" at 2026-03-02T09:00', statuses(extraction)[1][1],
+            "Maya enters chat at 2026-03-02T09:05"]
+        assert session.ask("Billing believes refund.status at 2026-03-02T08:59").values == []
+        assert session.ask("Billing believes refund.status at 2026-03-02T09:00").values == [
+            "approved"]
 
 
 def test_save_answer_keeps_the_model_answer_for_answer_to_replay(db, tmp_path):

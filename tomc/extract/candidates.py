@@ -31,6 +31,8 @@ from tomc.extract.messages import Message
 from tomc.extract.prompt import ModelAnswer
 
 Status = Literal["ok", "refused", "flagged"]
+# The statements that take their message's time as `at` when they give none.
+TIMED = (ast.Timed, ast.Claim, ast.EndedClaim)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)
 
 
@@ -145,7 +147,9 @@ def _candidate(index: int, proposed, by_id: dict[int, Message],
     if foreign is not None:
         foreign.path = origin
         return _refuse(candidate, foreign)
-    if isinstance(node, ast.Timed) and node.at is None and message.time is not None:
+    # A claim's `at` is when its source published it: the message's time too (without
+    # one, a memory would stamp the claim with the time it is applied at).
+    if isinstance(node, TIMED) and node.at is None and message.time is not None:
         node = node.model_copy(update={"at": message.time})
     candidate.node = node
     candidate.statement = format_statement(node)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from tomc.api import TomError
+from tomc.dsl import ast
 from tomc.extract.candidates import Candidate, candidates, parse_answer
 from tomc.extract.messages import Message
 from tomc.extract.prompt import Context, Prompt, build_prompt
@@ -96,7 +97,7 @@ def apply(extraction: Extraction, session) -> list:
     was applied to this memory before: then `extraction.repeated`, and `extraction.applied`
     holds that write's events when these are the statements it wrote). Raises StaleWrite,
     TomError, DatabaseUnavailable."""
-    nodes = [c.node for c in extraction.to_write]
+    nodes = timed_for_memory(extraction.to_write)
     if not nodes:
         return []
     key = idempotency_key(session.memory, extraction.messages) if session.memory else None
@@ -113,6 +114,24 @@ def apply(extraction: Extraction, session) -> list:
     extraction.repeated = bool(events) and all(e.step <= extraction.step for e in events)
     extraction.applied = events
     return [] if extraction.repeated else events
+
+
+def timed_for_memory(written: Sequence[Candidate]) -> list:
+    """The statements of `written`, with `noop "time of message N" at T` before the first
+    claim when no timed event comes before it: a memory stamps a claim that nothing before
+    it in the same write gave a time with the time it is applied at (docs/storage.md,
+    "Time"), and then every later event of the conversation would go back in time (E148).
+    The claim arrived when its message was sent (T, its `at`: candidates.TIMED)."""
+    nodes: list = []
+    timed = False
+    for candidate in written:
+        node = candidate.node
+        if isinstance(node, (ast.Claim, ast.EndedClaim)) and not timed and node.at:
+            nodes.append(ast.Noop(text=f"time of message {candidate.message}", at=node.at))
+        timed = timed or isinstance(node, (ast.Claim, ast.EndedClaim)) or (
+            isinstance(node, ast.Timed) and node.at is not None)
+        nodes.append(node)
+    return nodes
 
 
 def idempotency_key(memory: str, messages: Sequence[Message]) -> str:

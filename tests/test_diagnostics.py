@@ -45,7 +45,7 @@ CASES = {
 # tests/test_applier.py (E146).
 API_CODES = {"E143", "E144", "E145", "E146"}
 # Codes of `tomc extract` (a model's answer and its candidates): cases in tests/test_extract.py.
-EXTRACT_CODES = {"E200", "E201", "E202", "E203", "E204"}
+EXTRACT_CODES = {"E200", "E201", "E202", "E203", "E204", "E206"}
 # Codes of access tokens (tomc token, tomc mcp --http): cases in tests/test_tokens.py.
 TOKEN_CODES = {"E210"}
 

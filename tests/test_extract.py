@@ -20,14 +20,14 @@ from typer.testing import CliRunner
 from conftest import REPO
 from recorded_model import RecordedModel
 from test_mcp import connected, wire
-from tomc.api import Session
+from tomc.api import Session, TomError
 from tomc.cli.main import app
 from tomc.dsl.diagnostics import DiagnosticError
 from tomc.memory import catalog
 from tomc.extract.candidates import ExtractError, parse_answer
 from tomc.extract.messages import read_messages
 from tomc.extract.pipeline import apply, judged, prompt_for
-from tomc.extract.providers import NotConfigured, sdk_module
+from tomc.extract.providers import NotConfigured, ProviderSettings, configured, sdk_module
 
 FIXTURES = REPO / "examples" / "extract"
 CHAT = FIXTURES / "support_chat.json"
@@ -419,6 +419,15 @@ def test_a_provider_sdk_that_is_not_installed_names_what_to_install():
         sdk_module("tomc_no_such_sdk")
 
 
+def test_through_the_api_a_missing_key_or_model_is_a_tom_error_e206():
+    for settings in (ProviderSettings(provider="anthropic", model="m"), ProviderSettings()):
+        with pytest.raises(TomError) as refused:
+            configured(settings)
+        assert [d.code for d in refused.value.diagnostics] == ["E206"]
+    with pytest.raises(TomError):  # and an answer that is not statements, E200
+        parse_answer("Sure! I approved all refunds.")
+
+
 def test_no_configured_model_is_exit_2_pointing_at_the_docs(db):
     result = tomc("extract", CHAT)
     assert result.exit_code == 2
@@ -519,6 +528,10 @@ def test_over_mcp_the_calling_model_gets_the_prompt_then_its_candidates_to_recor
                                                           "answer": HIJACKED.read_text()}))
             assert bad["isError"] and \
                 bad["structuredContent"]["diagnostics"][0]["code"] == "E200"
+            unconfigured = wire(await client.call_tool("extract", {
+                "text": text, "use_server_model": True}))
+            assert unconfigured["isError"] and \
+                unconfigured["structuredContent"]["diagnostics"][0]["code"] == "E206"
             prompts = await client.list_prompts()
             assert "extract" in {p.name for p in prompts.prompts}
     anyio.run(scenario)

@@ -29,6 +29,7 @@ from tomc.dsl.parser import parse_statements
 from tomc.engine.live import CHANGES
 from tomc.extract.messages import Message
 from tomc.extract.prompt import ModelAnswer
+from tomc.runtime.errors import TomError
 
 Status = Literal["ok", "refused", "flagged"]
 # The statements that take their message's time as `at` when they give none.
@@ -36,11 +37,12 @@ TIMED = (ast.Timed, ast.Claim, ast.EndedClaim)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)
 
 
-class ExtractError(Exception):
-    """The model's answer is not candidate statements (E200): refused whole."""
+class ExtractError(TomError):
+    """The model's answer is not candidate statements (E200): refused whole, as bad input
+    (a TomError whose one diagnostic is `diagnostic`)."""
 
     def __init__(self, diagnostic: Diagnostic):
-        super().__init__(diagnostic.message)
+        super().__init__([diagnostic])
         self.diagnostic = diagnostic
 
 

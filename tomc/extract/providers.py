@@ -29,7 +29,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Protocol
 
+from tomc.dsl.diagnostics import Diagnostic
 from tomc.extract.prompt import Prompt
+from tomc.runtime.errors import TomError
 
 PROVIDERS = ("anthropic", "openai")
 KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -38,9 +40,13 @@ TIMEOUT_S = 120.0
 DOCS = "docs/extract.md, \"Choosing a model\""
 
 
-class NotConfigured(Exception):
-    """No usable model settings (CLI exit 2): the message says what is missing and where the
-    docs are."""
+class NotConfigured(TomError):
+    """No usable model settings (E206): no provider or model, no API key, the provider's
+    SDK not installed, an unreadable config file. Bad input like any other (a TomError; the
+    CLI exits 2): its diagnostic says what is missing and where the docs are."""
+
+    def __init__(self, message: str):
+        super().__init__([Diagnostic("E206", message, None, "<extract>")])
 
 
 class ProviderError(Exception):

@@ -80,7 +80,7 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
                     provider = configured(ProviderSettings.load())
                     model, reply = provider.label, provider.complete(request)
                 except NotConfigured as err:
-                    return failure("bad_input", str(err), EXIT_BAD_INPUT)
+                    return _refused(err.diagnostics[0])
                 except ProviderError as err:
                     return failure("model_unavailable", str(err), EXIT_NO_DATABASE)
             if reply is None:

@@ -26,7 +26,7 @@ from tomc.dsl.diagnostics import DiagnosticError
 from tomc.memory import catalog
 from tomc.extract.candidates import ExtractError, parse_answer
 from tomc.extract.messages import read_messages
-from tomc.extract.pipeline import apply, judged, prompt_for
+from tomc.extract.pipeline import apply, idempotency_key, judged, prompt_for
 from tomc.extract.providers import NotConfigured, ProviderSettings, configured, sdk_module
 
 FIXTURES = REPO / "examples" / "extract"
@@ -521,9 +521,13 @@ def test_over_mcp_the_calling_model_gets_the_prompt_then_its_candidates_to_recor
             assert second["flagged"]  # the injected value, flagged as in every result
             assert second["candidates"][-1]["diagnostics"][0]["code"] == "E204"
             assert "Finance announces" not in second["record"]
-            recorded = wire(await client.call_tool("record",
-                                                   {"statements": second["record"]}))
-            assert recorded["structuredContent"]["step"] == 5
+            assert second["idempotency_key"] == idempotency_key(
+                "extract_mcp", read_messages(text, "<text>"))
+            for _ in range(2):  # recorded twice with the key: stored once
+                recorded = wire(await client.call_tool("record", {
+                    "statements": second["record"],
+                    "idempotency_key": second["idempotency_key"]}))
+                assert recorded["structuredContent"]["step"] == 5
             bad = wire(await client.call_tool("extract", {"text": text,
                                                           "answer": HIJACKED.read_text()}))
             assert bad["isError"] and \

@@ -53,6 +53,12 @@ class Extraction:
         keep = {"ok", "flagged"} if self.include_flagged else {"ok"}
         return [c for c in self.candidates if c.status in keep]
 
+    @property
+    def statements(self) -> list:
+        """The statements `apply` writes (and MCP's `record` is given): those of `to_write`,
+        timed for a memory (`timed_for_memory`)."""
+        return timed_for_memory(self.to_write)
+
     def as_json(self) -> dict:
         return {"model": self.model, "step": self.step,
                 "messages": [m.as_json() for m in self.messages],
@@ -97,7 +103,7 @@ def apply(extraction: Extraction, session) -> list:
     was applied to this memory before: then `extraction.repeated`, and `extraction.applied`
     holds that write's events when these are the statements it wrote). Raises StaleWrite,
     TomError, DatabaseUnavailable."""
-    nodes = timed_for_memory(extraction.to_write)
+    nodes = extraction.statements
     if not nodes:
         return []
     key = idempotency_key(session.memory, extraction.messages) if session.memory else None

@@ -49,7 +49,7 @@ from tomc.analysis.explain import Explanation
 from tomc.analysis.false_beliefs import FalseBeliefs
 from tomc.analysis.follow import Evidence
 from tomc.analysis.handoff import HandoffReceipt
-from tomc.analysis.search import DEFAULT_LIMIT, SearchResult, search
+from tomc.analysis.search import DEFAULT_LIMIT, SearchResult
 from tomc.analysis.tasks import OpenTasks as OpenTasksAnswer
 from tomc.analysis.view import BeliefView
 from tomc.analysis.who_knows import WhoKnows
@@ -69,6 +69,7 @@ from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.memory import acl, agent_live, catalog, submit, writes
+from tomc.memory.meaning import recalled
 from tomc.memory.opening import (
     Statements,
     attached,
@@ -660,7 +661,8 @@ class Session:
             return self._reader.ready(query)
         if query.analysis == "search" and self.agent is not None:
             # its own mind only, through its own user (Session.search)
-            return analyses.answer(self._mind_view(), query, self.search(query.search))
+            return analyses.answer(self._mind_view(), query,
+                                   self.search(query.search, mode="text"))
         return self._reader.analysis(query, self.step)
 
     def _question(self, parsed: list, text: str, retry: bool):
@@ -833,13 +835,16 @@ class Session:
         return describe(self.scenario, self.step, self.agent)
 
     @_serialised
-    def search(self, text: str, *, limit: int = DEFAULT_LIMIT) -> SearchResult:
+    def search(self, text: str, *, limit: int = DEFAULT_LIMIT, mode: Optional[str] = None,
+               about: Optional[str] = None) -> SearchResult:
         """Versions (key, value, source) and events (.tom text) matching `text`, ranked
         (docs/language.md, "Search"): each hit with its key, value, holder chain, step,
         time, event and source. A session reading as an agent searches its own mind graph
-        only (no truth, no events it might not have witnessed)."""
+        only (no truth, no events it might not have witnessed). `mode` `meaning` or
+        `hybrid` ranks by meaning too, near the subject `about` if given (tomc/memory/
+        meaning.py; default: hybrid when an embedder is configured, else text)."""
         if not isinstance(text, str) or isinstance(limit, bool) or not isinstance(limit, int) \
-                or limit < 1:
+                or limit < 1 or not isinstance(about, (str, type(None))):
             raise TomError([Diagnostic("E143", f"search takes text and a limit of at least 1, "
                                        f"got {text!r}, {limit!r}", None, build.PATH)])
         self.refresh()
@@ -848,8 +853,7 @@ class Session:
         everything = self.agent is None
         if isinstance(engine, FalkorEngine) and not everything:  # the agent's user cannot
             search_index.ensure(engine.db, engine.graphs, minds, world=False)
-        return search(self._mind_view(), text, minds, truth=everything, events=everything,
-                      limit=limit)
+        return recalled(self._mind_view(), engine, text, minds, everything, limit, mode, about)
 
     def who_knows_best(self, topic: str) -> Ranking:
         """`ask who_knows_best "TOPIC"`: agents ranked by the true values about the topic

@@ -79,10 +79,12 @@ class Hit:
     value: str
     chains: tuple[HeldBy, ...]
     events: tuple[GaveIt, ...]
+    scores: Optional[dict[str, float]] = None  # by meaning or hybrid: each part and `total`
 
     @property
-    def score(self) -> int:
-        return self.chains[0].score
+    def score(self) -> float:
+        """The text score of its best version; ranked by meaning, the `total` of `scores`."""
+        return self.scores["total"] if self.scores else self.chains[0].score
 
     @property
     def matched(self) -> tuple[str, ...]:
@@ -100,11 +102,13 @@ class Hit:
 
     def to_json(self) -> dict:
         """{key, value, score, matched, current, step (the last adoption), chains: [...],
-        events: [...]}."""
+        events: [...]}, and ranked by meaning `scores`: {text, meaning, graph, authority,
+        recency, total}."""
         return {"key": self.key, "value": self.value, "score": self.score,
                 "matched": [shown(t) for t in self.matched], "current": self.current,
                 "step": self.since, "chains": [c.to_json() for c in self.chains],
-                "events": [e.to_json() for e in self.events]}
+                "events": [e.to_json() for e in self.events],
+                **({"scores": self.scores} if self.scores else {})}
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,9 @@ class SearchResult:
     total: int
     events: list[EventHit]
     forgiven: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    mode: str = "text"  # or `meaning`, `hybrid` (tomc/analysis/recall.py)
+    model: Optional[str] = None  # the embedder's label, ranked by meaning
+    ranking: Optional[dict[str, float]] = None  # the weights of `Hit.scores` in `total`
 
     def items(self, part: Optional[str]) -> list[str]:
         """`keys`: the keys found (`expect search "..." keys = {...}`); `first`: the key of
@@ -148,13 +155,20 @@ class SearchResult:
         hold it alike on one line: steps and source), then events."""
         weights = (f"weights: key {KEY_WEIGHT}, value {VALUE_WEIGHT}, source {SOURCE_WEIGHT}"
                    " per term")
+        if self.ranking:
+            weights = (f"{self.mode} by {self.model}: " + ", ".join(
+                f"{part} {weight}" for part, weight in self.ranking.items()))
         forgiven = "".join(f"; {shown(t)} read as {', '.join(shown(w) for w in near)}"
                            for t, near in self.forgiven.items())
         out = [f"search {', '.join(shown(t) for t in self.terms) or '(no terms)'}: {self.total} fact(s)"
                f"{f', best {len(self.hits)}' if len(self.hits) < self.total else ''}"
                f"{forgiven}; " + weights]
         for h in self.hits:
-            out.append(f"  {h.score}  {h.key} = {h.value}")
+            parts = "" if not h.scores else "  (" + ", ".join(
+                f"{part} {value:.2f}" for part, value in h.scores.items()
+                if part != "total" and value) + ")"
+            out.append(f"  {h.score:.3f}  {h.key} = {h.value}{parts}" if h.scores
+                       else f"  {h.score}  {h.key} = {h.value}")
             alike: dict[tuple, list[HeldBy]] = {}
             for c in h.chains:
                 alike.setdefault((c.key, c.since, c.until, c.time, c.source), []).append(c)
@@ -170,12 +184,14 @@ class SearchResult:
         return out
 
     def to_json(self) -> dict:
-        """{query, terms, forgiven: {term: [names]}, step, total, weights, hits: [...],
-        events: [...]}."""
+        """{query, terms, forgiven: {term: [names]}, step, total, mode, weights (of words),
+        hits: [...], events: [...]}; ranked by meaning also `model` and `ranking` (the
+        weights of each hit's `scores`)."""
         return {"query": self.query, "terms": [shown(t) for t in self.terms],
                 "forgiven": {shown(t): [shown(w) for w in near]
                              for t, near in self.forgiven.items()},
-                "step": self.step, "total": self.total,
+                "step": self.step, "total": self.total, "mode": self.mode,
+                **({"model": self.model, "ranking": self.ranking} if self.ranking else {}),
                 "weights": {"key": KEY_WEIGHT, "value": VALUE_WEIGHT, "source": SOURCE_WEIGHT},
                 "hits": [h.to_json() for h in self.hits],
                 "events": [e.to_json() for e in self.events]}
@@ -190,7 +206,7 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
     found_terms = query_terms(text, view.scenario.policy.aliases)
     if not found_terms:
         return SearchResult(text, (), view.step, [], 0, [])
-    at = _Steps(view.scenario.events)  # only the hits' events are read
+    at = Steps(view.scenario.events)  # only the hits' events are read
     hits, found_events = _found(view, found_terms, minds, truth, events, at)
     seen = {t for h in hits for c in h.chains for t in c.matched} | {
         t for e in found_events for t in e.matched}
@@ -208,10 +224,23 @@ def search(view: BeliefView, text: str, minds: Sequence[str], truth: bool,
 
 
 def _found(view: BeliefView, found_terms: tuple[str, ...], minds: Sequence[str],
-           truth: bool, events: bool, at: "_Steps") -> tuple[list[Hit], list[EventHit]]:
+           truth: bool, events: bool, at: "Steps") -> tuple[list[Hit], list[EventHit]]:
     """Every fact found (ranked) and every event (ranked), for `found_terms` as they are."""
-    versions = [_version(h, found_terms, at) for h in _outermost(
-        view.found(found_terms, minds, truth))]
+    hits = facts_of(view.found(found_terms, minds, truth), found_terms, at)
+    found_events = []
+    if events:
+        for e in view.found_events(found_terms):
+            terms_in = tuple(sorted(matched(found_terms, words(e.text))))
+            if terms_in:
+                time = at[e.step].time if e.step in at else None
+                found_events.append(EventHit(e, time, len(terms_in), terms_in))
+        found_events.sort(key=lambda e: (-e.score, -e.event.step))
+    return hits, found_events
+
+
+def facts_of(rows: list[Held], found_terms: tuple[str, ...], at: "Steps") -> list[Hit]:
+    """The facts of `rows` (versions) that `found_terms` match, one hit each, ranked."""
+    versions = [_version(h, found_terms, at) for h in _outermost(rows)]
     facts: dict[tuple[str, str], list[tuple[str, str, HeldBy]]] = {}
     for key, value, v in versions:
         if v.score > 0:
@@ -225,15 +254,7 @@ def _found(view: BeliefView, found_terms: tuple[str, ...], minds: Sequence[str],
         gave = tuple(GaveIt(s, at[s].time, at[s].text, at[s].line) for s in steps if s in at)
         hits.append(Hit(key, value, tuple(v for _, _, v in group), gave))
     hits.sort(key=lambda h: (-h.score, not h.current, -h.since, h.key, h.value))
-    found_events = []
-    if events:
-        for e in view.found_events(found_terms):
-            terms_in = tuple(sorted(matched(found_terms, words(e.text))))
-            if terms_in:
-                time = at[e.step].time if e.step in at else None
-                found_events.append(EventHit(e, time, len(terms_in), terms_in))
-        found_events.sort(key=lambda e: (-e.score, -e.event.step))
-    return hits, found_events
+    return hits
 
 
 def _names(scenario, step: int) -> set[str]:
@@ -264,7 +285,7 @@ def _outermost(rows: list[Held]) -> list[Held]:
     return out
 
 
-class _Steps:
+class Steps:
     """The events by step, as a dict of them was: looked up by index, so a memory attached
     from a checkpoint reads only the hits' events (tomc/engine/history.py); a list that is
     not every step in order (an agent's history: the events it perceived) is made a dict."""
@@ -292,7 +313,7 @@ class _Steps:
 
 
 def _version(h: Held, found_terms: tuple[str, ...],
-             at: "_Steps") -> tuple[str, str, HeldBy]:
+             at: "Steps") -> tuple[str, str, HeldBy]:
     """The version as (key, value, the chain's holding), scored by where each term
     matched."""
     score, terms_in = 0, []

@@ -255,14 +255,23 @@ def search(name: str = typer.Argument(..., help="The memory."),
                                                 "outage'. Each word also finds longer words "
                                                 "it starts (`pay` finds `payments`)."),
            limit: int = typer.Option(20, "--limit", min=1, help="Show the best N hits."),
+           mode: Optional[str] = typer.Option(
+               None, "--mode", metavar="text|meaning|hybrid",
+               help="text: words only; meaning: nearest in meaning; hybrid: both, with "
+                    "--about, authority and recency (default: hybrid when "
+                    "TOMC_EMBED_PROVIDER names an embedding model, else text)."),
+           about: Optional[str] = typer.Option(
+               None, "--about", metavar="SUBJECT",
+               help="A focal subject: hits fewer links from it rank higher (meaning, "
+                    "hybrid)."),
            as_agent: Optional[str] = AS_OPTION,
            db: Optional[str] = DB_OPTION, data: Optional[Path] = DATA_OPTION,
            json_output: bool = JSON_OPTION) -> None:
     """Search keys, values, sources and events' text, ranked: each hit with its key, value,
-    holder chain, step, time and source (docs/language.md, "Search"). With `--as`, only
-    that agent's own mind."""
+    holder chain, step, time and source (docs/language.md, "Search"); by meaning too with
+    an embedding model ("Search by meaning"). With `--as`, only that agent's own mind."""
     with _session(name, db, data, json_output, as_agent=as_agent) as s:
-        found = s.search(text, limit=limit)
+        found = s.search(text, limit=limit, mode=mode, about=about)
         if json_output:
             emit_json({"memory": s.memory, "step": s.step, **found.to_json()})
         else:

@@ -16,6 +16,9 @@ _ALLOWED_WORDS = {
              "retract", "handoff", "wait", "peek", "distracted", "noop"},
     "label": {"V", "Event"},  # the nodes search indexes (search_index.cypher)
 }
+# Whole numbers a template may take, with their bounds: an embedding model's vector size
+# (meaning_index.cypher; FalkorDB takes no parameter in a vector index's OPTIONS).
+_ALLOWED_INTS = {"dimension": range(1, 65537)}
 
 
 @lru_cache(maxsize=1)
@@ -28,11 +31,13 @@ def _environment() -> Environment:
 def render(template: str, **context) -> str:
     """Render `templates/<template>` with a checked context; returns Cypher text.
 
-    Raises ValueError when a context value is neither a boolean nor one of the fixed words
-    (a compiler bug, never user input).
+    Raises ValueError when a context value is neither a boolean, one of the fixed words nor
+    a whole number in its bounds (a compiler bug, never user input).
     """
     for name, value in context.items():
         if isinstance(value, bool):
+            continue
+        if type(value) is int and value in _ALLOWED_INTS.get(name, ()):
             continue
         if value not in _ALLOWED_WORDS.get(name, ()):
             raise ValueError(f"template word {name}={value!r} is not in the fixed set")

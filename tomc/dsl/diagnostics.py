@@ -45,6 +45,7 @@ CODES = {
     "E202": "a candidate citing words its message does not have (tomc extract)",
     "E203": "a candidate that is not one event or agents/rooms line (tomc extract)",
     "E204": "a candidate speaking for someone other than its message's author (tomc extract)",
+    "E205": "search by meaning without a usable embedding model (TOMC_EMBED_PROVIDER)",
     "E206": "no usable model for extraction: no provider or model, API key or SDK (tomc extract)",
     "E210": "a refused access token (malformed, unknown or revoked: tomc token)",
     "W180": "a question about a key no event has written (an error under --strict)",

@@ -23,8 +23,8 @@ from pydantic import Field
 
 from tomc.api import AccessDenied, Session
 from tomc.dsl.program import AnyEvent
-from tomc.mcp.arguments import (About, Agent, AtStep, Key, On, Procedure, SearchLimit,
-                                SearchText, Value)
+from tomc.mcp.arguments import (About, Agent, AtStep, Key, On, Procedure, SearchAbout,
+                                SearchLimit, SearchMode, SearchText, Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, warned
 from tomc.wire import event_json, held_json
@@ -89,11 +89,14 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
         return guard(lambda: result(reader.describe().to_json()))
 
     @tool(server, title=f"Search {me}'s memory", annotations=READ)
-    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+    def search(text: SearchText, limit: SearchLimit = 20, mode: SearchMode = None,
+               about: SearchAbout = None) -> CallToolResult:
         """What I hold (or think others hold) whose key, value or source matches some
         words, ranked: one hit per fact (key and value) with the chains that hold it
-        (step, time, source) and the events that gave it; misspelt words forgiven."""
-        return guard(lambda: result(reader.search(text, limit=limit).to_json()))
+        (step, time, source) and the events that gave it; misspelt words forgiven; with
+        an embedding model, by meaning too (`mode`): each hit's `scores`."""
+        return guard(lambda: result(reader.search(text, limit=limit, mode=mode,
+                                                   about=about).to_json()))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)
     def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(

@@ -3,7 +3,7 @@ reads in the tool's input schema)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import Field
 
@@ -45,3 +45,11 @@ SearchText = Annotated[str, Field(
 SearchLimit = Annotated[int, Field(description="At most this many hits, one per fact "
                                                "(best first).",
                                    ge=1, le=1000, examples=[20])]
+SearchMode = Annotated[Optional[Literal["text", "meaning", "hybrid"]], Field(
+    description="`text`: words only; `meaning`: nearest in meaning (an embedding model); "
+                "`hybrid`: both, with closeness to `about`, authority and recency; each "
+                "hit's `scores` show the parts. Omit for hybrid when the server has an "
+                "embedding model (TOMC_EMBED_PROVIDER), else text.", examples=["hybrid"])]
+SearchAbout = Annotated[Optional[str], Field(
+    description="A focal subject: hits fewer links from it (values `\"@NAME\"`) rank "
+                "higher by meaning or hybrid.", examples=["payments_outage"])]

@@ -19,7 +19,7 @@ from pydantic import Field
 from tomc.api import Session
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
-                                SearchLimit, SearchText, Value)
+                                SearchAbout, SearchLimit, SearchMode, SearchText, Value)
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer, warned
 from tomc.wire import HISTORY_LIMIT, event_json, history_page
@@ -241,12 +241,14 @@ def register(server: MCPServer, memory: Session, guard: Guard) -> None:
         return guard(lambda: result(memory.describe().to_json()))
 
     @tool(server, title="Search the memory", annotations=READ)
-    def search(text: SearchText, limit: SearchLimit = 20) -> CallToolResult:
+    def search(text: SearchText, limit: SearchLimit = 20, mode: SearchMode = None,
+               about: SearchAbout = None) -> CallToolResult:
         """Keys, values, sources and events' text matching some words, ranked: one hit per
         fact (key and value) with the chains that hold it (step, source) and the events
         that gave it; misspelt words forgiven (`forgiven`); `weights` say how hits are
-        scored."""
-        return guard(lambda: result(memory.search(text, limit=limit).to_json()))
+        scored. With an embedding model, by meaning too (`mode`): each hit's `scores`."""
+        return guard(lambda: result(memory.search(text, limit=limit, mode=mode,
+                                                   about=about).to_json()))
 
     @tool(server, title="Ask any question in .tom", annotations=READ)
     def ask(question: Annotated[str, Field(

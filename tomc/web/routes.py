@@ -26,7 +26,7 @@ Writes need a supervisor token; an agent token reads only chains that start with
 # No `from __future__ import annotations`: FastAPI reads the routes' signatures, whose
 # dependency types (`Granted`) are made inside router().
 
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
@@ -214,13 +214,18 @@ def router(held: Memories):
     def explain(name: str, who: Granted, chain: Chain, key: Key) -> JSONResponse:
         return ask(name, who, lambda s: s.explain(chain, key))
 
-    @api.get("/search", summary="Full-text search over keys, values, sources and events, "
-                                "one hit per fact, misspelt names forgiven (an agent token: "
-                                "its own mind only)")
+    @api.get("/search", summary="Search keys, values, sources and events by words and (with "
+                                "an embedding model) meaning, one hit per fact, misspelt "
+                                "names forgiven (an agent token: its own mind only)")
     def search(name: str, who: Granted, text: Annotated[str, Query(examples=["outage"])],
-               limit: Annotated[int, Query(ge=1, le=HISTORY_LIMIT)] = DEFAULT_LIMIT) \
+               limit: Annotated[int, Query(ge=1, le=HISTORY_LIMIT)] = DEFAULT_LIMIT,
+               mode: Annotated[Optional[Literal["text", "meaning", "hybrid"]], Query(
+                   description="text, meaning or hybrid (default: hybrid with an embedding "
+                               "model, else text)")] = None,
+               about: Annotated[Optional[str], Query(
+                   description="a focal subject: hits near it rank higher")] = None) \
             -> JSONResponse:
-        return ask(name, who, lambda s: s.search(text, limit=limit))
+        return ask(name, who, lambda s: s.search(text, limit=limit, mode=mode, about=about))
 
     @api.get("/describe", summary="Agents, rooms, sources, procedures and keys written so far "
                                   "(an agent token: what it may see)")

@@ -1,0 +1,62 @@
+"""How a session's search reaches meaning (docs/language.md, "Search by meaning"): the
+embedder the environment configures, and where the vectors live for its engine.
+
+    recalled(view, engine, "money back?", ["Maya"], everything=False, limit=5,
+             mode=None, about=None)  -> SearchResult
+
+The mode defaults to `hybrid` when an embedder is configured (TOMC_EMBED_PROVIDER:
+tomc/embedders.py), else `text`; `meaning` or `hybrid` without one is refused (E205). On
+FalkorDB the vectors are kept in each graph searched, in its vector index
+(tomc/runtime/meaning_index.py); on the reference, in this process (one store for every
+session of it, so a model loads and a fact embeds once).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from tomc.analysis.recall import MODES, WORLD, InProcess, recall
+from tomc.analysis.search import SearchResult
+from tomc.analysis.view import BeliefView
+from tomc.dsl import build
+from tomc.dsl.diagnostics import Diagnostic
+from tomc.embedders import EmbedError, configured
+from tomc.engine.falkordb import FalkorEngine
+from tomc.runtime.errors import TomError
+from tomc.runtime.meaning_index import GraphVectors
+
+_IN_PROCESS = InProcess()
+
+
+def recalled(view: BeliefView, engine, text: str, minds: Sequence[str], everything: bool,
+             limit: int, mode: Optional[str], about: Optional[str]) -> SearchResult:
+    """Search `text` in `mode` (None: the default above) over the mind graphs of `minds`
+    (and the truth and events, if `everything`), near the subject `about` if given. Raises
+    TomError (E205) when meaning is asked for and no embedder can give it."""
+    if mode is not None and mode not in MODES:
+        raise TomError([Diagnostic("E143", f"search mode must be one of {', '.join(MODES)}, "
+                                   f"got {mode!r}", None, build.PATH)])
+    try:
+        embedder = configured()
+    except EmbedError as err:
+        if mode == "text":
+            embedder = None
+        else:
+            raise TomError([Diagnostic("E205", str(err), None, build.PATH)]) from None
+    mode = mode or ("hybrid" if embedder is not None else "text")
+    if mode != "text" and embedder is None:
+        raise TomError([Diagnostic(
+            "E205", f"search by {mode} needs an embedding model: set TOMC_EMBED_PROVIDER "
+            "(local, or openai with TOMC_EMBED_MODEL and TOMC_EMBED_BASE_URL), or search "
+            "with --mode text", None, build.PATH)])
+    if isinstance(engine, FalkorEngine):
+        vectors, graphs = GraphVectors(engine.db), {
+            **{a: engine.graphs.mind(a) for a in minds}, WORLD: engine.graphs.world}
+    else:
+        vectors, graphs = _IN_PROCESS, None
+    try:
+        return recall(view, text, minds, truth=everything, events=everything, limit=limit,
+                      mode=mode, embedder=embedder, vectors=vectors, graphs=graphs,
+                      about=about)
+    except EmbedError as err:
+        raise TomError([Diagnostic("E205", str(err), None, build.PATH)]) from None

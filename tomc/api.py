@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 import pydantic
-import redis
 
 from tomc.analysis import answer as analyses
 from tomc.analysis.about import About as AboutAnswer
@@ -57,37 +56,30 @@ from tomc.answers import Answer
 from tomc.beliefs import Held
 from tomc.describe import Description, describe
 from tomc.dsl import ast, build
-from tomc.dsl.checker import check_text
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.formatter import format_statement
-from tomc.dsl.parser import parse, read_source
-from tomc.dsl.policies import load_policy
+from tomc.dsl.parser import read_source
 from tomc.dsl.program import AnyEvent, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine import event_codec
 from tomc.engine import factory as engines
 from tomc.engine.base import EngineName
 from tomc.engine.falkordb import FalkorEngine
-from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
-from tomc.memory import acl, agent_live, catalog, submit, writes
+from tomc.engine.live import CHANGES, DECLARATIONS, QUESTIONS, LiveScenario
+from tomc.memory import catalog, submit, writes
+from tomc.memory.environment import Environment, check_new_memory
 from tomc.memory.meaning import recalled
 from tomc.memory.opening import (
     Statements,
-    attached,
-    check_new_memory,
-    checker_for,
-    fill_view,
     header_for,
     name_text,
     refuse,
     refused_hint,
-    same_policy,
     statements_of,
 )
-from tomc.readers import AgentReader, CredentialReader, EngineReader
+from tomc.memory.readers import CredentialReader, EngineReader
 from tomc.readiness import ReadyAnswer
-from tomc.rules import shipped_names
 from tomc.runtime import search_index
-from tomc.runtime.connection import Database, connect
+from tomc.runtime.connection import Database
 from tomc.runtime.errors import (
     AccessDenied,
     DatabaseUnavailable,
@@ -100,8 +92,6 @@ from tomc.runtime.keys import memory_key
 __all__ = ["Session", "TomError", "TomWarning", "check_new_memory", "AccessDenied", "StaleWrite",
            "DatabaseUnavailable"]
 
-QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
-             ast.ExpectReady)
 # Questions read from one perspective's graph, checked against the revision in the same
 # round trip (engine.answer_if_current / ready_if_current).
 _DIRECT = {ast.Ask: "answer_if_current", ast.Expect: "answer_if_current",
@@ -164,8 +154,8 @@ class Session:
     `agent` is the agent this session answers as (None: every mind).
     """
 
-    def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str] = None,
-                 reader: Optional[EngineReader] = None):
+    def __init__(self, live: LiveScenario, stack: ExitStack, name: Optional[str],
+                 reader: EngineReader):
         # `strict`: a warning about a question (W180, a key no event wrote) raises TomError
         # instead (default: $TOMC_STRICT set to 1/true/yes, as the CLI's --strict).
         self.strict = os.environ.get("TOMC_STRICT", "").lower() in ("1", "true", "yes")
@@ -175,7 +165,7 @@ class Session:
         self._stack = stack
         self._lock = threading.RLock()
         self.memory = name
-        self._reader = reader or EngineReader(live)
+        self._reader = reader  # built by the Environment (tomc/memory/environment.py)
         self.agent = self._reader.agent
         # Writes through an applier leave this session's checker behind (until it reads:
         # `_caught_up`); `_applied` is the last step they reached.
@@ -198,7 +188,7 @@ class Session:
         `db`: a Database, a FalkorDB URL, or None for `$FALKORDB_URL`, else an embedded
         FalkorDB in `data_dir`. Raises TomError (errors in the file or policy), ValueError
         (no such scenario or engine), DatabaseUnavailable."""
-        stored = engines.stored(engine)  # ValueError: no such engine
+        engines.stored(engine)  # ValueError: no such engine, before anything is read
         if path is None:
             text, origin = header_for(name_text(name), policy), "<session>"
         else:
@@ -207,18 +197,15 @@ class Session:
                 text = read_source(path)
             except DiagnosticError as err:
                 raise TomError(err.diagnostics) from None
-        checker = checker_for(text, origin, scenario)
-        model = checker.scenario
-        # Live events are numbered on from the file: line = line_base + revision.
-        line_base = text.count("\n") + 1 - len(model.events)
         stack = ExitStack()
         try:
-            database = _database(db, data_dir, stack) if stored else None
-            held = stack.enter_context(closing(engines.build(engine, model, database)))
+            env = stack.enter_context(Environment(db, data_dir))
+            held = env.run(text, origin, scenario, engine)
+            stack.enter_context(closing(held.live.engine))
         except BaseException:
             stack.close()
             raise
-        return cls(LiveScenario(checker, held, line_base), stack)
+        return cls(held.live, stack, held.name, held.reader)
 
     @classmethod
     def attach(cls, name: str, *, db: Union[Database, str, None] = None,
@@ -238,67 +225,15 @@ class Session:
         (tomc/memory/agent_live.py), and its `tell`/`says` as the agent go through the
         memory's applier. Raises TomError (bad name or policy, a policy other than the
         memory's), DatabaseUnavailable, LookupError (no such memory and not `create`)."""
-        label = name_text(name)
         stack = ExitStack()
         try:
-            database = _database(db, data_dir, stack)
-            try:
-                stored = catalog.read(database, label)
-            except redis.exceptions.NoPermissionError:
-                if as_agent is None:
-                    raise
-                # An agent's own credential: the world as the agent sees it (its view).
-                live = agent_live.viewed(database, label, as_agent)
-                return cls(live, stack, label, CredentialReader(live, as_agent, database, label))
-            if stored is None and database.cluster is None and catalog.migrate(database, label):
-                stored = catalog.read(database, label)  # kept under its pre-hash-tag names
-            created = False
-            if stored is None:
-                if not create:
-                    raise LookupError(f"no memory called {label!r}")
-                header = header_for(label, policy or "default", inline=True)
-                model = checker_for(header, f"memory {label}").scenario
-                created = catalog.create(database, model, header)
-                stored = catalog.read(database, label)
-                if stored is None:  # dropped between its creation and this read
-                    raise LookupError(f"memory {label!r} was dropped while being created")
-            # A process that lost the race to create the memory checks the policy too.
-            if not created and policy is not None and not same_policy(policy, stored.policy):
-                raise TomError([Diagnostic(
-                    "E144", f"memory {label!r} uses policy {stored.policy!r}, not {policy!r}",
-                    None, f"memory {label}",
-                    hint="leave the policy out to attach, or drop the memory first")])
-            shard = database.shard(memory_key(label))  # the memory's one shard
-            live = attached(shard, stored,
-                            submit.serving_key(label if shard.clustered else None))
-            stack.enter_context(closing(live.engine))
-            reader = EngineReader(live)
-            if as_agent is not None:
-                if as_agent not in live.scenario.agents:
-                    raise TomError([Diagnostic(
-                        "E101", f"memory {label!r} has no agent {as_agent!r}", None,
-                        f"memory {label}", hint="agents: " + (", ".join(live.scenario.agents)
-                                                              or "none yet"))])
-                # Its user made (or repaired: a server without an ACL file forgets it),
-                # for the agent's own credential.
-                acl.grant(database, live.engine.graphs, as_agent)
-                fill_view(database, label)  # a memory made before the agents' views
-                # An agent reads only its own mind, never its own writes: a replica may
-                # answer it where the caller accepts stale reads (docs/deployment.md).
-                server = (database.replica(memory_key(label))
-                          if database.options.stale_reads else shard)
-                reader = AgentReader(live, as_agent, server)
-        except redis.exceptions.NoPermissionError as err:
-            stack.close()
-            # (With as_agent set, a view the credential may not read is refused by
-            # agent_live, naming the credential to issue.)
-            raise AccessDenied(
-                f"this connection is an agent's own credential ({err}): attach with "
-                "as_agent set to that agent (docs/security.md)") from None
+            env = stack.enter_context(Environment(db, data_dir))
+            held = env.attach(name, policy, as_agent, create)
+            stack.enter_context(closing(held.live.engine))
         except BaseException:
             stack.close()
             raise
-        return cls(live, stack, label, reader)
+        return cls(held.live, stack, held.name, held.reader)
 
     @classmethod
     def load(cls, name: str, path: Union[str, Path], *, db: Union[Database, str, None] = None,
@@ -312,32 +247,15 @@ class Session:
         The file is checked whole before anything is written. Raises TomError (the file's
         errors; a statement a memory does not take, E144; a memory `name` that exists,
         E110, unless `replace`, which drops it first), DatabaseUnavailable."""
-        label = name_text(name)
-        header, statements = _loadable(label, path, scenario)
         stack = ExitStack()
         try:
-            database = _database(db, data_dir, stack)
-            if catalog.read(database, label) is not None:
-                if not replace:
-                    raise TomError([Diagnostic(
-                        "E110", f"memory {label!r} exists", None, f"memory {label}",
-                        hint="choose another name, drop it first, or replace it")])
-                catalog.drop(database, label)
-            model = checker_for(header, f"memory {label}").scenario
-            if not catalog.create(database, model, header):
-                raise TomError([Diagnostic("E110", f"memory {label!r} was created by another "
-                                           "process meanwhile", None, f"memory {label}")])
-            live = attached(database, catalog.read(database, label))
-            stack.enter_context(closing(live.engine))
-            if statements:
-                try:
-                    live.apply(statements, str(path))
-                except DiagnosticError as err:  # pragma: no cover - checked above
-                    raise TomError(err.diagnostics) from None
+            env = stack.enter_context(Environment(db, data_dir))
+            held = env.load(name, path, scenario, replace)
+            stack.enter_context(closing(held.live.engine))
         except BaseException:
             stack.close()
             raise
-        return cls(live, stack, label)
+        return cls(held.live, stack, held.name, held.reader)
 
     # ---------------------------------------------------------------- state
 
@@ -351,7 +269,7 @@ class Session:
     @property
     def own_credential(self) -> bool:
         """Whether this session was attached with an agent's own credential alone: it reads
-        as that agent and speaks as it through the memory's applier (tomc/readers.py
+        as that agent and speaks as it through the memory's applier (tomc/memory/readers.py
         `CredentialReader`), and no supervisor session can be attached beside it."""
         return isinstance(self._reader, CredentialReader)
 
@@ -454,7 +372,8 @@ class Session:
         reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
                               incarnation=engine.incarnation[1],
                               as_agent=self._reader.submits_as,
-                              clustered=engine.db.clustered)
+                              clustered=engine.db.clustered,
+                              wait_replicas=engine.db.options.wait_replicas)
         self._replied_at = time.monotonic()
         error = reply.get("error")
         if error is None and not declares:
@@ -929,61 +848,7 @@ class Session:
 # ---------------------------------------------------------------- helpers
 
 
-def _loadable(name: str, path: Union[str, Path], scenario: Optional[str]) -> tuple[str, list]:
-    """(the header of memory `name` under the policy of file `path`, the statements of its
-    scenario a memory keeps): the file checked whole, and checked again as the memory
-    would take it. Raises TomError."""
-    try:
-        text = read_source(path)
-    except DiagnosticError as err:
-        raise TomError(err.diagnostics) from None
-    result = check_text(text, str(path))
-    if not result.ok:
-        raise TomError(result.diagnostics, text)
-    found = [s for s in result.scenarios if scenario in (None, s.name)]
-    if len(found) != 1:
-        names = ", ".join(s.name for s in result.scenarios) or "none"
-        raise TomError([Diagnostic(
-            "E160", f"{path} must hold one scenario{f' named {scenario}' if scenario else ''}"
-            f" (it has: {names})", None, str(path),
-            hint="name the scenario to load" if result.scenarios else "add a scenario")])
-    file = parse(text, str(path))
-    tree = next(i for i in file.items if isinstance(i, ast.Scenario)
-                and i.name.text == found[0].name)
-    inline = {i.name.text: i for i in file.items if isinstance(i, ast.Policy)}
-    uses = [i for i in file.items if isinstance(i, ast.UsePolicy)]
-    policy, _ = load_policy(uses[0] if uses else None, inline, Path(path).parent, str(path))
-    shipped = (policy.name.text in shipped_names() and policy.name.text not in inline
-               and not (uses and uses[0].target.quoted))
-    header = catalog.header_source(name, policy, shipped)
-    statements = [s for s in tree.statements if not isinstance(s, QUESTIONS)]
-    refused = [s for s in statements if not isinstance(s, CHANGES)
-               or isinstance(s, (ast.Peek, ast.Distracted))]
-    if refused:
-        raise TomError([Diagnostic(
-            "E144", f"a memory takes events, agents/rooms and clock lines, not "
-            f"`{format_statement(refused[0]).splitlines()[0]}`", refused[0].span, str(path),
-            hint=refused_hint(refused[0]))], text)
-    checker = checker_for(header, f"memory {name}")
-    if statements:
-        try:
-            checker.add(statements, CHANGES, text, str(path))
-        except DiagnosticError as err:
-            raise TomError(err.diagnostics, text) from None
-    return header, statements
-
-
 def _diagnostic(found: dict) -> Diagnostic:
     """A diagnostic as an applier's reply carries it (tomc/memory/applier.py)."""
     span = ast.Span(**found["span"]) if found.get("span") else None
     return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))
-
-
-def _database(db: Union[Database, str, None], data_dir: Optional[Path],
-              stack: ExitStack) -> Database:
-    if isinstance(db, Database):
-        return db
-    if db is not None and not isinstance(db, str):
-        raise TomError([Diagnostic("E143", f"db must be a Database or a URL, got "
-                                   f"{type(db).__name__}", None, build.PATH)])
-    return stack.enter_context(connect(db, data_dir, interactive=True))

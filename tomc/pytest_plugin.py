@@ -62,13 +62,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _database(config: pytest.Config):
     """The session's Database, connected (or started) on first use."""
     if _DATABASE not in config.stash:
-        from tomc.runtime.connection import connect
+        from tomc.memory.environment import Environment
 
         resources = config.stash.setdefault(_RESOURCES, contextlib.ExitStack())
         url = os.environ.get("FALKORDB_URL")
         folder = None if url else Path(resources.enter_context(
             tempfile.TemporaryDirectory(prefix="tomc-pytest-")))
-        config.stash[_DATABASE] = resources.enter_context(connect(url, folder))
+        config.stash[_DATABASE] = resources.enter_context(Environment(url, folder)).database
     return config.stash[_DATABASE]
 
 

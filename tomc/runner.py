@@ -22,6 +22,7 @@ from tomc.answers import Answer
 from tomc.dsl.program import AnalysisQuery, QueryModel, ReadyQuery, ScenarioModel
 from tomc.engine.base import EngineName
 from tomc.engine import factory as engines
+from tomc.memory.environment import Environment
 from tomc.readiness import ReadyAnswer
 from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
@@ -68,7 +69,9 @@ def run_scenario(scenario: ScenarioModel, engine: EngineName = "falkordb",
     """
     answers = _Answers(scenario)
     checkpoints = {q.step for q in scenario.queries if _needs_state(q)}
-    held = engines.build(engine, scenario, db, checkpoints, lambda step, live: (
+    if db is None and engines.stored(engine):
+        raise ValueError(f"the {engine} engine needs a database")
+    held = Environment(db).engine(engine, scenario, checkpoints, lambda step, live: (
         answers.at_step(step, lambda: live.view(step))))
     if keep or not engines.stored(engine):  # nothing stored: nothing to drop
         answers.after(held.view, held.answer_all, held.ready)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional, Sequen
 import redis
 import typer
 
-from tomc.runtime.connection import Database, connect
+from tomc.runtime.connection import Database
 from tomc.runtime.errors import DatabaseUnavailable
 
 if TYPE_CHECKING:  # the checker and runner are imported where used: `tomc memory apply`
@@ -146,9 +146,11 @@ def database(url: Optional[str], data: Optional[Path], json_output: bool = False
     if url and data:
         fail(f"--data {data} is for the embedded FalkorDB, but a server is named ({url}, from "
              "--db or FALKORDB_URL); drop one of them", EXIT_BAD_INPUT, json_output)
+    from tomc.memory.environment import Environment  # the compiler: only when connecting
+
     try:
-        with connect(url, data, interactive) as db:
-            yield db
+        with Environment(url, data, interactive=interactive) as env:
+            yield env.database
     except DatabaseUnavailable as err:
         fail(f"database unavailable: {err}", EXIT_NO_DATABASE, json_output)
     except redis.RedisError as err:  # the server failed a statement (disk full, killed, ...)

@@ -13,9 +13,9 @@ from tomc.cli.common import (DATA_OPTION, DB_OPTION, ENGINE_OPTION, EXIT_BAD_INP
                              diagnostics_json, emit_json, fail, run_models)
 from tomc.cli.report import render_run
 from tomc.dsl import ast
-from tomc.dsl.checker import LiveChecker
 from tomc.dsl.ast import Span
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
+from tomc.memory.environment import Environment
 
 QUESTIONS = (ast.Ask, ast.AskAnalysis, ast.Expect, ast.ExpectAnalysis, ast.AskReady,
              ast.ExpectReady)
@@ -37,7 +37,7 @@ def eval_(file: Path = typer.Argument(..., help="A .tom file with the scenario."
             emit_json({"diagnostics": diagnostics_json(results)})
         raise typer.Exit(EXIT_BAD_INPUT)
     try:
-        live = LiveChecker(results[0].source, str(file), scenario)
+        live = Environment.checker(results[0].source, str(file), scenario)
     except ValueError as err:  # not one scenario
         fail(f"{err}" + ("; name one with --scenario" if "must hold one" in str(err) else ""),
              EXIT_BAD_INPUT, json_output)

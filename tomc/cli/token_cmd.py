@@ -98,7 +98,7 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
     submit the agent's own speech to the memory's applier (`tomc serve`). The process that
     holds it needs no admin secret. Keep it as a secret (a file of mode 600)."""
     from tomc.memory import acl
-    from tomc.memory.opening import fill_view  # the compiler: only this verb needs them
+    from tomc.memory.environment import Environment  # the compiler: only this verb needs it
     with database(db, data, json_output, interactive=True) as conn:
         if memories.read(conn, name) is None:
             fail(f"no memory called {name!r} (`tomc memory list` lists them)", EXIT_BAD_INPUT,
@@ -107,7 +107,7 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
             fail(f"memory {name!r} has no agent {agent!r}", EXIT_BAD_INPUT, json_output)
         graphs = memories.memory_graphs(name, [agent])
         user, password = acl.grant(conn, graphs, agent)
-        fill_view(conn, name)  # what the credential reads of the world (agent_view.py)
+        Environment(conn).fill_view(name)  # what the credential reads of the world (agent_view.py)
         url = _url(conn, user, password)
     if json_output:
         emit_json({"url": url, "user": user, "memory": name, "agent": agent})

@@ -32,6 +32,9 @@ from tomc.runtime.transactions import TURN_AFTER
 # claim (the time it was applied at: docs/storage.md, "Time"), kept and replayed as text.
 DECLARATIONS = (ast.Agents, ast.Rooms, ast.Clock)
 CHANGES = (*ast.EVENT_TYPES, *DECLARATIONS)
+# What a session asks rather than applies.
+QUESTIONS = (ast.Ask, ast.Expect, ast.AskAnalysis, ast.ExpectAnalysis, ast.AskReady,
+             ast.ExpectReady)
 # A writer that keeps losing races gives up after this many tries (each one a round trip
 # behind a commit of another writer): contention, not an error of the input.
 MAX_TRIES = 1000

@@ -33,7 +33,7 @@ from tomc.mcp.pool import CALLS, SessionPool
 from tomc.mcp.results import Guard
 from tomc.mcp.sdk import LOOPBACK_HOSTS, MCPServer, new_server, run
 from tomc.mcp.syntax import RECORD_SYNTAX
-from tomc.runtime.connection import connect
+from tomc.memory.environment import Environment
 
 SUPERVISOR_INSTRUCTIONS = """\
 Theory-of-mind memory "{name}" (tomc): who believes what, what each agent thinks the others \
@@ -79,7 +79,7 @@ def memory_server(memory: str, *, db: Optional[str] = None, data_dir: Optional[P
     LookupError for a missing memory in agent mode, AccessDenied, DatabaseUnavailable)."""
     with ExitStack() as stack:
         # one connection pool, every session; a hung server fails a tool call in seconds
-        database = stack.enter_context(connect(db, data_dir, interactive=True))
+        database = stack.enter_context(Environment(db, data_dir)).database
         # results carry a question's warnings (`warned`): not printed on stderr too
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter("ignore", TomWarning)

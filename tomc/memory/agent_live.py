@@ -16,7 +16,7 @@ again when the revision moved.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
 import redis
 
@@ -28,7 +28,7 @@ from tomc.engine.live import DECLARATIONS
 from tomc.memory import agent_view, catalog
 from tomc.memory.served_reads import ServedReads
 from tomc.runtime.connection import Database
-from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, TomError
 from tomc.runtime.keys import memory_key
 
 
@@ -88,13 +88,15 @@ class ViewedMemory:
     """A live scenario's reading half (tomc/engine/live.py `LiveScenario`) over an agent's
     view: `checker` (for questions), `scenario`, `step`, `catch_up`, `engine`. It writes
     nothing itself: a session's writes go through the memory's applier
-    (tomc/readers.py `CredentialReader`)."""
+    (tomc/memory/readers.py `CredentialReader`)."""
 
     line_base = 0
 
-    def __init__(self, db: Database, name: str, agent: str):
+    def __init__(self, db: Database, name: str, agent: str,
+                 checker: Callable[[str, str], LiveChecker]):
         self.name = name
         self.agent = agent
+        self._checker = checker  # (header, origin) -> LiveChecker: the Environment's
         self.engine = ViewedEngine(db, name, agent)
         self.revision: Optional[int] = None
         self.checker: Optional[LiveChecker] = None
@@ -139,8 +141,8 @@ class ViewedMemory:
                 "tomc): an administrator fills it in with `tomc token credential "
                 f"{self.name} --agent {self.agent}` (docs/security.md)")
         try:
-            self.checker = LiveChecker(view.header, f"memory {self.name}")
-        except DiagnosticError as err:  # pragma: no cover - the writers checked it
+            self.checker = self._checker(view.header, f"memory {self.name}")
+        except TomError as err:  # pragma: no cover - the writers checked it
             raise DatabaseUnavailable(f"the view of memory {self.name} does not check: "
                                       f"{err.diagnostics[0].message}") from None
         self._view = replace(view, declarations=[], events=[], step=0, revision=0)
@@ -186,10 +188,12 @@ def _numbered(events: list, after: int, step: int) -> list:
             for n in range(after + 1, step + 1)]
 
 
-def viewed(db: Database, name: str, agent: str) -> ViewedMemory:
-    """Memory `name` as `agent` sees it through its own user `db`, caught up. Raises
+def viewed(db: Database, name: str, agent: str,
+           checker: Callable[[str, str], LiveChecker]) -> ViewedMemory:
+    """Memory `name` as `agent` sees it through its own user `db`, caught up; `checker`
+    builds its checker from the view's header (tomc/memory/environment.py). Raises
     AccessDenied (no view yet, no such agent, another agent's credential),
     DatabaseUnavailable."""
-    live = ViewedMemory(db, name, agent)
+    live = ViewedMemory(db, name, agent, checker)
     live.catch_up()
     return live

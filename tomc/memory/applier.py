@@ -56,10 +56,8 @@ from tomc.engine import event_codec
 from tomc.engine.base import Behind
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.memory import acl, catalog, served_reads, submit, writes
+from tomc.memory.environment import Environment, check_new_memory
 from tomc.memory.opening import (
-    attached,
-    check_new_memory,
-    create_memory,
     refuse,
     same_policy,
     statements_of,
@@ -168,6 +166,7 @@ class Applier:
 
     def __init__(self, db: Database, name: str, lease_s: float = LEASE_S):
         self.db = db.shard(memory_key(name))  # every key of the memory is on its shard
+        self.env = Environment(self.db)  # builds its live scenario (the connection is db's)
         self.name = name
         self.lease_s = lease_s
         self.token = uuid.uuid4().hex
@@ -355,7 +354,7 @@ class Applier:
             stored = catalog.read(self.db, self.name)
             if stored is None:
                 return None
-            self.live = attached(self.db, stored)
+            self.live = self.env.attached(stored)
             self.incarnation = self.live.engine.incarnation[1]
         return self.live
 
@@ -540,7 +539,7 @@ class Applier:
             return None
         try:
             check_new_memory(self.name, request.fields["text"], policy)
-            create_memory(self.db, self.name, policy)
+            self.env.create(self.name, policy)
         except TomError as err:
             self._answer(request, _diagnostics(err.diagnostics, err.text))
             return None

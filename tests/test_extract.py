@@ -306,15 +306,48 @@ def test_applying_the_same_conversation_twice_stores_nothing_twice(db):
     first = tomc(*args)
     assert first.exit_code == 0, first.output
     assert "memory extract_twice at step 5" in first.output
-    again = tomc(*args)  # checked again, its candidates differ (times past, agents declared)
+    again = tomc(*args)  # the memory holds every candidate that checks
     assert again.exit_code == 0, again.output
-    assert "already applied: this conversation was applied to memory extract_twice before; " \
-           "nothing written" in again.output
-    assert "memory extract_twice at step 5" in again.output
+    assert "already applied: memory extract_twice holds every candidate that checks (steps " \
+           "1, 2, 3, 4, 5); nothing written" in again.output
+    assert "  5 present  Billing says refund_4411.status = approved" in again.output
+    assert "already in the memory (step 3): not written again" in again.output
     payload = json.loads(tomc(*args, "--json").output)
     assert payload["already_applied"] is True and payload["applied"] == []
     with Session.attach("extract_twice", db=db) as session:
         assert session.step == 5
+
+
+def test_a_longer_export_of_a_conversation_applied_writes_only_what_the_memory_lacks(db):
+    """Timed events the memory holds are `present` (the last of them is at the memory's own
+    clock, which the checker lets pass); declarations of declared names too; an untimed
+    event is never taken for one held (saying it again is an event of its own)."""
+    longer = json.loads(CLAIMED) + [{"speaker": "Maya", "channel": "chat",
+                                     "time": "2026-03-02T09:10", "text": "bye"}]
+    answer = json.loads(CLAIMED_ANSWER)
+    with Session.attach("extract_claim", db=db) as session:
+        session.apply("rooms chat")
+        for conversation, extra in ((json.loads(CLAIMED), []),
+                                    (longer, [{"statement": "Maya exits chat",
+                                               "message": 3, "quote": "bye"}])):
+            messages = read_messages(json.dumps(conversation), "chat.json")
+            extraction = judged(messages, prompt_for(messages, session), json.dumps(
+                {"statements": answer["statements"] + extra}), session)
+            written = apply(extraction, session)
+        assert [(c.status, c.step) for c in extraction.candidates] == [
+            ("present", 0), ("present", 2), ("present", 3), ("ok", None)]
+        assert [e.text for e in written] == ["Maya exits chat at 2026-03-02T09:10"]
+        assert [e.step for e in session.history()] == [1, 2, 3, 4]
+
+
+def test_a_claim_sent_before_the_memory_s_clock_is_refused_not_written_out_of_time(db):
+    messages = read_messages(CLAIMED, "chat.json")
+    with Session.attach("extract_claim", db=db) as session:
+        session.apply("agents Maya, Billing\nrooms chat\nMaya enters chat at 2026-03-02T12:00")
+        extraction = judged(messages, prompt_for(messages, session), CLAIMED_ANSWER, session)
+        claim = extraction.candidates[1]
+        assert claim.status == "refused" and [d.code for d in claim.diagnostics] == ["E148"]
+        assert claim.diagnostics[0].path == "<candidate 2>"
 
 
 def test_the_same_statements_applied_again_report_their_original_steps(db):

@@ -195,7 +195,12 @@ def _confirmed(extraction: Extraction, name: str, yes: bool, json_output: bool) 
     False when there is nothing to write: no memory is created for nothing."""
     count = len(extraction.to_write)
     if count == 0:
-        if not json_output:
+        if not json_output and extraction.already_applied:
+            steps = sorted({c.step for c in extraction.candidates if c.step})
+            typer.echo(f"already applied: memory {name} holds every candidate that checks"
+                       + (f" (steps {', '.join(map(str, steps))})" if steps else "")
+                       + "; nothing written")
+        elif not json_output:
             typer.echo(f"nothing to apply to memory {name}")
         return False
     if yes:
@@ -234,11 +239,15 @@ def _show(extraction: Extraction) -> None:
         if c.flags:
             typer.echo(f"             flagged: {', '.join(c.flags)} (written only with "
                        "--include-flagged)")
+        if c.status == "present":
+            typer.echo("             already in the memory" + (f" (step {c.step})" if c.step
+                                                               else "") + ": not written again")
         for diagnostic in c.diagnostics:
             shown = diagnostic.render(c.statement).replace("\n", "\n             ")
             typer.echo(f"             {shown}")
     counts = {s: sum(c.status == s for c in extraction.candidates)
-              for s in ("ok", "flagged", "refused")}
+              for s in ("ok", "flagged", "refused", "present")}
+    held = f", {counts['present']} present" if counts["present"] else ""
     typer.echo(f"{len(extraction.candidates)} candidates from {len(extraction.messages)} "
                f"messages: {counts['ok']} ok, {counts['flagged']} flagged, "
-               f"{counts['refused']} refused ({extraction.model})")
+               f"{counts['refused']} refused{held} ({extraction.model})")

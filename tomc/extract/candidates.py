@@ -7,8 +7,10 @@ message, checked in order against the memory, and flagged where they read like i
 
 A candidate is `ok` (it checks: `apply` writes it), `refused` (its diagnostics say why: it
 does not parse, is not an event, cites words its message does not have, speaks for someone
-other than its message's author, or fails the checker), or `flagged` (it checks, but a value
-reads like an instruction: written only when asked).
+other than its message's author, or fails the checker), `flagged` (it checks, but a value
+reads like an instruction: written only when asked), or `present` (the memory holds it
+already: a timed event of the same text, at `step`, or a declaration of names all declared;
+never written again).
 An answer that is not candidate statements at all raises ExtractError: nothing of it is kept.
 """
 
@@ -31,7 +33,7 @@ from tomc.extract.messages import Message
 from tomc.extract.prompt import ModelAnswer
 from tomc.runtime.errors import TomError
 
-Status = Literal["ok", "refused", "flagged"]
+Status = Literal["ok", "refused", "flagged", "present"]
 # The statements that take their message's time as `at` when they give none.
 TIMED = (ast.Timed, ast.Claim, ast.EndedClaim)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)
@@ -62,12 +64,13 @@ class Candidate:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     node: Optional[ast.Node] = field(default=None, repr=False)
+    step: Optional[int] = None  # a `present` event's step in the memory (0: a declaration)
 
     def as_json(self) -> dict:
         return {"index": self.index, "statement": self.statement, "message": self.message,
                 "quote": self.quote, "span": list(self.span) if self.span else None,
                 "status": self.status, "flags": self.flags,
-                "diagnostics": [d.to_json() for d in self.diagnostics]}
+                "diagnostics": [d.to_json() for d in self.diagnostics], "step": self.step}
 
 
 def parse_answer(text: str, origin: str = "<model>") -> ModelAnswer:
@@ -99,6 +102,11 @@ def candidates(answer: ModelAnswer, messages: Sequence[Message], session,
     found = [_candidate(i, proposed, by_id, narration) for i, proposed in
              enumerate(answer.statements, start=1)]
     parsed = [c for c in found if c.status == "ok"]
+    held = already_held(parsed, session.scenario)
+    for candidate in parsed:
+        if candidate.index in held:
+            candidate.status, candidate.step = "present", held[candidate.index]
+    parsed = [c for c in parsed if c.status == "ok"]
     for candidate in parsed:
         reason = instruction_like(candidate.statement)
         if reason:
@@ -112,6 +120,33 @@ def candidates(answer: ModelAnswer, messages: Sequence[Message], session,
         elif candidate.flags:
             candidate.status = "flagged"
     return found
+
+
+def already_held(parsed: Sequence[Candidate], scenario) -> dict[int, int]:
+    """{candidate index: step} of the `parsed` candidates the memory (`scenario`) holds
+    already: a timed one (an `at`, its message's time) whose text is an event's, each event
+    matched once, at its step; a declaration whose names are all declared, at 0. An event
+    with no time is never taken for one already held: saying the same thing again is an
+    event of its own. So extracting a conversation again, or a longer export of it, writes
+    only what the memory lacks; the times of the rest are often the clock's own, which the
+    checker lets pass (E148 only refuses times before it)."""
+    steps: dict[str, list[int]] = {}
+    for event in scenario.events:
+        steps.setdefault(_words(event.text), []).append(event.step)
+    declared = {ast.Agents: set(scenario.agents), ast.Rooms: set(scenario.rooms)}
+    held: dict[int, int] = {}
+    for candidate in parsed:
+        node = candidate.node
+        if isinstance(node, (ast.Agents, ast.Rooms)):
+            if all(n.text in declared[type(node)] for n in node.names):
+                held[candidate.index] = 0
+        elif getattr(node, "at", None) is not None and steps.get(_words(candidate.statement)):
+            held[candidate.index] = steps[_words(candidate.statement)].pop(0)
+    return held
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _candidate(index: int, proposed, by_id: dict[int, Message],

@@ -57,14 +57,21 @@ class Extraction:
     def statements(self) -> list:
         """The statements `apply` writes (and MCP's `record` is given): those of `to_write`,
         timed for a memory (`timed_for_memory`)."""
-        return timed_for_memory(self.to_write)
+        return [node for _, node in timed_for_memory(self.to_write)]
+
+    @property
+    def already_applied(self) -> bool:
+        """Whether the memory held this extraction already: applied before under its key
+        (`repeated`), or nothing left to write but candidates it holds (`present`)."""
+        return self.repeated or (not self.to_write and
+                                 any(c.status == "present" for c in self.candidates))
 
     def as_json(self) -> dict:
         return {"model": self.model, "step": self.step,
                 "messages": [m.as_json() for m in self.messages],
                 "candidates": [c.as_json() for c in self.candidates],
                 "applied": [{"step": e.step, "text": e.text} for e in self.applied],
-                "already_applied": self.repeated}
+                "already_applied": self.already_applied}
 
 
 def prompt_for(messages: Sequence[Message], session, narration: bool = False) -> Prompt:
@@ -93,7 +100,28 @@ def judged(messages: list[Message], prompt: Prompt, answer: str, session,
     (candidates.authorship)."""
     step = session.step
     found = candidates(parse_answer(answer), messages, session, include_flagged, narration)
-    return Extraction(messages, prompt, answer, found, step, model, include_flagged)
+    extraction = Extraction(messages, prompt, answer, found, step, model, include_flagged)
+    _checked_as_written(extraction, session)
+    return extraction
+
+
+def _checked_as_written(extraction: Extraction, session) -> None:
+    """Where `apply` writes a time marker (`timed_for_memory`), which `candidates` did not
+    check, check the write again whole: the claim after a marker that fails (its message's
+    time before the memory's clock: E148) is refused with why, and so on until it checks."""
+    while True:
+        written = timed_for_memory(extraction.to_write)
+        if len(written) == len(extraction.to_write):
+            return  # no marker: checked as written already
+        problems = session.check_each([node for _, node in written])
+        failed = next(((c, found) for (c, _), found in zip(written, problems) if found), None)
+        if failed is None:
+            return
+        candidate, diagnostics = failed
+        for diagnostic in diagnostics:
+            diagnostic.path = f"<candidate {candidate.index}>"
+        candidate.status = "refused"
+        candidate.diagnostics.extend(diagnostics)
 
 
 def apply(extraction: Extraction, session) -> list:
@@ -122,22 +150,24 @@ def apply(extraction: Extraction, session) -> list:
     return [] if extraction.repeated else events
 
 
-def timed_for_memory(written: Sequence[Candidate]) -> list:
-    """The statements of `written`, with `noop "time of message N" at T` before the first
-    claim when no timed event comes before it: a memory stamps a claim that nothing before
-    it in the same write gave a time with the time it is applied at (docs/storage.md,
-    "Time"), and then every later event of the conversation would go back in time (E148).
-    The claim arrived when its message was sent (T, its `at`: candidates.TIMED)."""
-    nodes: list = []
+def timed_for_memory(written: Sequence[Candidate]) -> list[tuple[Candidate, ast.Node]]:
+    """(candidate, statement) for each statement of `written`, with `noop "time of message
+    N" at T` (paired with the claim's candidate) before the first claim when no timed event
+    comes before it: a memory stamps a claim that nothing before it in the same write gave
+    a time with the time it is applied at (docs/storage.md, "Time"), and then every later
+    event of the conversation would go back in time (E148). The claim arrived when its
+    message was sent (T, its `at`: candidates.TIMED)."""
+    out: list[tuple[Candidate, ast.Node]] = []
     timed = False
     for candidate in written:
         node = candidate.node
         if isinstance(node, (ast.Claim, ast.EndedClaim)) and not timed and node.at:
-            nodes.append(ast.Noop(text=f"time of message {candidate.message}", at=node.at))
+            out.append((candidate, ast.Noop(text=f"time of message {candidate.message}",
+                                            at=node.at)))
         timed = timed or isinstance(node, (ast.Claim, ast.EndedClaim)) or (
             isinstance(node, ast.Timed) and node.at is not None)
-        nodes.append(node)
-    return nodes
+        out.append((candidate, node))
+    return out
 
 
 def idempotency_key(memory: str, messages: Sequence[Message]) -> str:

@@ -77,6 +77,7 @@ from tomc.memory.opening import (
     statements_of,
 )
 from tomc.memory.readers import CredentialReader, EngineReader
+from tomc.memory.replies import Reply
 from tomc.readiness import ReadyAnswer
 from tomc.runtime import search_index
 from tomc.runtime.connection import Database
@@ -369,36 +370,23 @@ class Session:
         """A write through the memory's applier: its events (taken in by catching up), or
         its error raised as the embedded path raises it."""
         engine = self._live.engine
-        reply = submit.submit(engine.db.redis, self.memory, text, key, after_step,
-                              incarnation=engine.incarnation[1],
-                              as_agent=self._reader.submits_as,
-                              clustered=engine.db.clustered,
-                              wait_replicas=engine.db.options.wait_replicas)
+        reply = Reply.model_validate(submit.submit(
+            engine.db.redis, self.memory, text, key, after_step,
+            incarnation=engine.incarnation[1], as_agent=self._reader.submits_as,
+            clustered=engine.db.clustered, wait_replicas=engine.db.options.wait_replicas))
         self._replied_at = time.monotonic()
-        error = reply.get("error")
-        if error is None and not declares:
+        if reply.error is None and not declares:
             # The applier's events, whole: this session's checker takes them in when it
             # next reads (it is behind until then), not by replaying every writer's now.
             self._behind = True
-            self._applied = max([self._applied, *(e["step"] for e in reply["events"])])
-            return [event_codec.load(e) for e in reply["whole"]]
-        if error is None or reply.get("committed"):
+            self._applied = max([self._applied, *(e["step"] for e in reply.events)])
+            return [event_codec.load(e) for e in reply.whole]
+        if reply.error is None or reply.committed:
             self._live.catch_up()
-        committed = [self._live.scenario.events[e["step"] - 1]
-                     for e in reply.get("committed", [])]
-        if error is None:
-            return [self._live.scenario.events[e["step"] - 1] for e in reply["events"]]
-        if error == "diagnostics":
-            found = TomError([_diagnostic(d) for d in reply["diagnostics"]], reply["text"])
-        elif error == "stale":
-            found = StaleWrite(reply["expected"], reply["actual"])
-        elif error == "replaced":
-            found = Replaced(reply["message"])
-        elif error == "refused":
-            found = AccessDenied(reply["message"])
-        else:
-            found = DatabaseUnavailable(reply["message"])
-        found.committed = committed
+        if reply.error is None:
+            return [self._live.scenario.events[e["step"] - 1] for e in reply.events]
+        found = reply.failure()
+        found.committed = [self._live.scenario.events[e["step"] - 1] for e in reply.committed]
         raise found
 
     @_serialised
@@ -843,12 +831,3 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def _diagnostic(found: dict) -> Diagnostic:
-    """A diagnostic as an applier's reply carries it (tomc/memory/applier.py)."""
-    span = ast.Span(**found["span"]) if found.get("span") else None
-    return Diagnostic(found["code"], found["message"], span, found["path"], found.get("hint"))

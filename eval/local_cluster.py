@@ -137,6 +137,30 @@ class LocalCluster:
                 return int(master[1])
         raise LookupError(key)
 
+    def move_slot(self, slot: int, target: int, batch: int = 10,
+                  pause_s: float = 0.0) -> int:
+        """Move `slot` to the master at port `target` as an operator reshards: SETSLOT
+        IMPORTING on the target, MIGRATING on the source, MIGRATE its keys `batch` at a
+        time (`pause_s` between batches, so that writers meet the half-moved slot), then
+        SETSLOT NODE on every master. Returns the source's port (`target` when the slot
+        is already there)."""
+        asked = self.client(target)
+        source = next(int(m[1]) for s, e, m, *_ in asked.execute_command("CLUSTER", "SLOTS")
+                      if s <= slot <= e)
+        if source == target:
+            return target
+        ids = {p: self.client(p).execute_command("CLUSTER", "MYID") for p in (source, target)}
+        old = self.client(source)
+        asked.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+        old.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target])
+        while keys := old.execute_command("CLUSTER", "GETKEYSINSLOT", slot, batch):
+            old.execute_command("MIGRATE", "127.0.0.1", target, "", 0, 10000, "KEYS", *keys)
+            time.sleep(pause_s)
+        masters = {int(m[1]) for _, _, m, *_ in asked.execute_command("CLUSTER", "SLOTS")}
+        for port in dict.fromkeys((target, source, *masters)):
+            self.client(port).execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+        return source
+
     def kill(self, port: int) -> None:
         """kill -9 of a node."""
         process = self.processes.pop(port)

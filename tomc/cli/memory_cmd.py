@@ -136,7 +136,8 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
                 reply = submit.submit(shard.redis, name, text, key or uuid.uuid4().hex,
                                       after_step, create=None if own else policy or "default",
                                       policy=None if own else policy, as_agent=as_agent,
-                                      clustered=conn.clustered)
+                                      clustered=conn.clustered,
+                                      wait_replicas=conn.options.wait_replicas)
             except submit.NoApplier:
                 reply = None  # withdrawn, nothing applied: write it here
             except DatabaseUnavailable as err:

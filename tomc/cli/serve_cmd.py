@@ -152,6 +152,8 @@ def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) 
     """`tomc serve --db URL`: the appliers of the memories at URL until SIGTERM or Ctrl-C,
     then exit 0 (exit 3 if URL does not answer). On a cluster, one applier waits on every
     memory's queue (tomc/memory/applier.py `serve_cluster_appliers`)."""
+    from urllib.parse import parse_qs, urlsplit
+
     import redis
 
     from tomc.memory.applier import serve_appliers, serve_cluster_appliers
@@ -165,6 +167,16 @@ def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) 
     stopped = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopped.set())
+    if database.clustered and "wait_replicas" not in parse_qs(urlsplit(url).query):
+        try:
+            replicated = len(database.nodes(replicas=True)) > len(database.nodes())
+        except DatabaseUnavailable as err:
+            fail(f"cannot serve appliers for {shown_url(url)}: {err}", EXIT_NO_DATABASE)
+        if replicated:
+            # A failover must not lose what an applier acknowledged (docs/deployment.md).
+            database.options.wait_replicas = 1
+            typer.echo("tomc: each commit waits for 1 replica (wait_replicas=0 in the URL "
+                       "waits for none)", err=True)
     kind = "cluster" if database.clustered else "server"
     typer.echo(f"tomc: serving the appliers of the memories on the {kind} at "
                f"{shown_url(url)}; Ctrl-C or SIGTERM stops", err=True)

@@ -70,6 +70,8 @@ from tomc.runtime.keys import appliers_key, memory_key, memory_name
 log = logging.getLogger(__name__)
 
 LEASE_S = 5
+# How long an applier trusts the number of replicas it read (INFO replication).
+REPLICAS_S = 5.0
 # The fields of a request (tomc/memory/submit.py): text ones always there, others or null.
 REQUIRED = ("id", "key", "text", "reply", "mac")
 OPTIONAL = ("create", "policy", "incarnation", "as")
@@ -178,6 +180,7 @@ class Applier:
         self.processing = memory_key(name, "processing")
         self.lease = memory_key(name, "applier")
         self.dead = memory_key(name, "dead")
+        self._replica_count: Optional[tuple[float, int]] = None  # (when read, how many)
 
     # ---------------------------------------------------------------- the loop
 
@@ -409,6 +412,9 @@ class Applier:
         after = fields.get("after_step")
         if after is not None and (isinstance(after, bool) or not isinstance(after, int)):
             return False
+        wait = fields.get("wait_replicas", 0)
+        if isinstance(wait, bool) or not isinstance(wait, int) or wait < 0:
+            return False
         return fields["reply"].startswith(memory_key(self.name, "reply") + ":")
 
     # ---------------------------------------------------------------- a batch
@@ -467,7 +473,28 @@ class Applier:
             self._close()
             self._written(rest)
             return
+        self._waiting(rest)
         self._run(rest)
+
+    def _waiting(self, batch: list[Request]) -> None:
+        """Make each commit of `batch` wait for the stronger of this applier's
+        `wait_replicas` and its writers' (a writer's asks at most for the replicas the
+        shard has: an agent asking for more would hold the memory WAIT_TIMEOUT_MS a
+        batch). The replies say how many confirmed it (`replicas`)."""
+        own = self.db.options.wait_replicas
+        asked = max([r.fields.get("wait_replicas", 0) for r in batch], default=0)
+        writer = self.live.engine.attach_writer()
+        writer.replicas = None  # a batch that commits nothing confirms nothing
+        writer.wait = max(own, min(asked, self._replicas())) if asked or own else None
+
+    def _replicas(self) -> int:
+        """How many replicas the memory's master has now (INFO, read again each
+        REPLICAS_S)."""
+        now = time.monotonic()
+        if self._replica_count is None or now - self._replica_count[0] > REPLICAS_S:
+            info = self.db.redis.info("replication")
+            self._replica_count = (now, int(info.get("connected_slaves", 0)))
+        return self._replica_count[1]
 
     def _run(self, batch: list[Request], tries: int = 0) -> None:
         """Check the requests in order, committing them in groups; `tries`: how many times
@@ -637,7 +664,7 @@ class Applier:
                                       request.parsed, first=not request.left.done))
             answers.append((request, events))
         mark = group[0].fields["_mark"]
-        replies = self._replies(answers, live.engine.revision)
+        base = live.engine.revision
         try:
             live.apply_together(statements, extra)
         except Behind:
@@ -665,7 +692,7 @@ class Applier:
             for request in group:
                 self._run([request])
         else:
-            self._send(replies)
+            self._send(self._replies(answers, base))
             for request in group:
                 request.answered = True
 
@@ -683,6 +710,7 @@ class Applier:
             body = _events([*[self.live.scenario.events[s - 1] for _, s in request.left.done
                               if s > 0], *events], lines=dict(zip([e.step for e in events],
                                                                   numbered)))
+            body["replicas"] = self.live.engine.writer.replicas
             out += self._answer_commands(request, body)
         return out
 
@@ -696,6 +724,7 @@ class Applier:
             events = writes.write(live, self.name, request.parsed, request.writer, f["key"],
                                   f.get("after_step"), done)
             body = _events(events, step=live.step)
+            body["replicas"] = live.engine.attach_writer().replicas
         except (DiagnosticError, TomError) as err:
             body = _diagnostics(err.diagnostics, f["text"], err)
         except StaleWrite as err:

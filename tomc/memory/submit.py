@@ -8,14 +8,16 @@ memory's bell (`memory_key(NAME, 'bell')`, which the applier waits on): {id, key
 after_step, create (a policy, or null: the memory must
 exist), policy (the one the writer named, checked against the memory's), incarnation (the
 id the writer attached to, or null), reply (the list the applier answers on), as (null, or
-the agent whose own credential sent it: docs/security.md), mac}. `mac` signs the rest
+the agent whose own credential sent it: docs/security.md), wait_replicas (how many
+replicas the writer's commit must reach: its `--wait-replicas`), mac}. `mac` signs the rest
 (HMAC-SHA256, hex) with the password the writer's connection logged in with: the
 administrator's, or the agent's (tomc/memory/acl.py); the applier refuses a request whose
 signature is not right, so a request holds only what its sender may write. An agent's
 reply list is `memory_key(NAME, 'reply', USER, ID)`, USER its FalkorDB user: the only
 replies its user may pop. The name is put in the wake set too (`wake`), so `tomc serve` applies
 the memory's requests. The reply, one JSON document, is either {events: [{step,
-kind, text, line, witnesses}], step} or {error: diagnostics | stale | replaced |
+kind, text, line, witnesses}], step, replicas (how many replicas confirmed the commit, or
+null when it waited for none)} or {error: diagnostics | stale | replaced |
 no_memory | unavailable, message, ..., committed: [events]}.
 
 On a cluster, every key a request touches is the memory's (one slot): nothing goes on the
@@ -95,20 +97,31 @@ def signature(body: str, password: str) -> str:
 def submit(client: redis.Redis, name: str, text: str, key: str,
            after_step: Optional[int] = None, create: Optional[str] = None,
            incarnation: Optional[str] = None, policy: Optional[str] = None,
-           as_agent: Optional[str] = None, clustered: bool = False) -> dict:
+           as_agent: Optional[str] = None, clustered: bool = False,
+           wait_replicas: int = 0) -> dict:
     """Submit a write to memory `name` and wait for the applier's reply (a dict, above).
     `create`: the policy to create the memory with if there is none; `policy`: the policy
     the writer asked for, checked against an existing memory's; `as_agent`: the agent
     whose own user `client` is logged in as (`tomc token credential`), which may only
     speak as itself; `clustered`: `client` is the memory's shard of a cluster, where only
     the memory's own keys may be touched (no wake set: its applier waits on the queue
-    itself). Raises NoApplier, DatabaseUnavailable."""
+    itself); `wait_replicas`: the writer's, which the applier honours (or its own, if
+    stronger). Raises NoApplier, DatabaseUnavailable (also when the commit reached fewer
+    replicas than `wait_replicas`: it is on the master, but a failover could lose it)."""
     rid = uuid.uuid4().hex
     fields = {"id": rid, "key": key, "text": text, "after_step": after_step, "create": create,
               "policy": policy, "incarnation": incarnation,
-              "reply": reply_list(client, name, rid, as_agent), "as": as_agent}
-    return exchange(client, name, fields, clustered,
-                    f"retry with the same idempotency key ({key})")
+              "reply": reply_list(client, name, rid, as_agent), "as": as_agent,
+              "wait_replicas": wait_replicas}
+    reply = exchange(client, name, fields, clustered,
+                     f"retry with the same idempotency key ({key})")
+    replicas = reply.get("replicas")  # None: nothing committed now (done before)
+    if wait_replicas and replicas is not None and replicas < wait_replicas:
+        raise DatabaseUnavailable(
+            f"memory {name}: the applier committed step {reply.get('step')} on the master but "
+            f"only {replicas} of {wait_replicas} replicas confirmed it (wait_replicas): it "
+            "may be lost if the master fails now (docs/deployment.md)")
+    return reply
 
 
 def reply_list(client: redis.Redis, name: str, rid: str, as_agent: Optional[str]) -> str:

@@ -3,10 +3,14 @@
 `redis+cluster://HOST:PORT,HOST:PORT,...` names a Redis Cluster of FalkorDB nodes: the
 Database then knows the slot map (tomc/runtime/cluster.py), and `shard(key)` gives a
 Database on the one master serving a key's slot, where a memory's transactions run
-unchanged (all its keys share one hash tag: tomc/memory/catalog.py). No command is retried
-or redirected silently: a MOVED, ASK or a shard that is down is a `DatabaseUnavailable`
-(exit 3) saying which shard, and the shard's next command goes to the master serving the
-slot then (a replica promoted in a failover). URL options (any scheme):
+unchanged (all its keys share one hash tag: tomc/memory/catalog.py). A node that answers
+that it does not serve the slot (MOVED, ASK, TRYAGAIN, CLUSTERDOWN: the command did not
+run) makes a shard read the slot map again and send the command again, for MOVE_WAIT_S at
+most (a slot being moved), where that is safe: a command alone, or a transaction that did
+not run; a WATCHed transaction or a lost connection (a write may have run) is a
+`DatabaseUnavailable` (exit 3) saying which shard, and the shard's next command goes to
+the master serving the slot then (a replica promoted in a failover). URL options (any
+scheme):
 `wait_replicas=N` (each commit waits for N replicas: WAIT), `stale_reads=yes` (an agent's
 reads may go to a replica); docs/deployment.md says what each loses on failover.
 
@@ -22,9 +26,10 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import falkordb
@@ -70,6 +75,10 @@ def statement_timeout(interactive: bool = False) -> float:
                 from None
     return INTERACTIVE_TIMEOUT_S if interactive else STATEMENT_TIMEOUT_S
 CLUSTER_SCHEME = "redis+cluster"
+# How long a shard's command waits for a slot being moved (ASK, TRYAGAIN) or whose new
+# master the map does not name yet (MOVED) before it is a DatabaseUnavailable.
+MOVE_WAIT_S = float(os.environ.get("TOMC_MOVE_WAIT_S", "5"))
+T = TypeVar("T")
 # How long a commit waits for `wait_replicas` replicas to acknowledge it (WAIT's timeout).
 WAIT_TIMEOUT_MS = int(os.environ.get("TOMC_WAIT_TIMEOUT_MS", "5000"))
 
@@ -200,27 +209,31 @@ class Database:
             return self
         shard = Database(self.redis, "", self.version, options=self.options)
         shard._home = (self, key)
-        shard.redis, shard.url = self._master(key)
+        node, shard.url = self._master(key)
+        shard.redis = ShardClient(shard, node.connection_pool)
         return shard
 
     def _master(self, key: str) -> tuple[redis.Redis, str]:
         """(a client, the URL) of the master serving `key`, checked with one EXISTS (a node
-        that no longer serves the slot answers MOVED); the slot map is read again once when
-        it named a master that has gone or moved."""
-        for attempt in (1, 2):
+        that no longer serves the slot answers MOVED); the slot map is read again when it
+        named a master that has gone (once) or moved (until MOVE_WAIT_S has passed)."""
+        deadline, failed = time.monotonic() + MOVE_WAIT_S, 0
+        while True:
             (host, port), _ = self.cluster.serving(key)
             client = self._node(host, port)
             try:
                 client.exists(key)
                 return client, f"redis://{host}:{port}"
             except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError) as err:
-                if attempt == 2:
-                    raise DatabaseUnavailable(
+                failed += not redirect(err)
+                if failed == 2 or (redirect(err) and time.monotonic() > deadline):
+                    raise ShardUnavailable(
                         f"the shard serving {key} ({host}:{port}) is down or moving: "
-                        f"{str(err).splitlines()[0]}; retry once the cluster has promoted a "
-                        "replica (cluster_state:ok)") from None
+                        f"{_first_line(err)}; retry once the cluster has promoted a "
+                        "replica or finished the move (cluster_state:ok)") from None
+                if redirect(err):
+                    time.sleep(0.05)
                 self._refresh()
-        raise DatabaseUnavailable(f"no master serves {key}")
 
     def lost(self) -> None:
         """Say that this shard's node failed a command (connection lost, MOVED): the next
@@ -233,8 +246,35 @@ class Database:
         none does. Nothing is retried: the command that failed has failed."""
         if self._lost:
             parent, key = self._home
-            self.redis, self.url = parent._master(key)
+            node, self.url = parent._master(key)
+            self.redis.connection_pool = node.connection_pool  # the ShardClient's
             self._lost = False
+
+    def following(self, command: Callable[[], T], what: str) -> T:
+        """`command()`'s result, sent to the master serving this shard's key now, and sent
+        again while a node answers that it does not serve the slot (the command did not
+        run: MOVED, ASK, TRYAGAIN, CLUSTERDOWN) until MOVE_WAIT_S has passed, then a
+        DatabaseUnavailable. A lost connection marks the shard lost and is raised: a
+        write may have run, so it is not sent again."""
+        deadline, pause = time.monotonic() + MOVE_WAIT_S, 0.02
+        while True:
+            self.current()
+            try:
+                return command()
+            except (redis.ConnectionError, redis.TimeoutError):
+                self.lost()
+                raise
+            except redis.ResponseError as err:
+                if not redirect(err):
+                    raise
+                self.lost()
+                if time.monotonic() + pause > deadline:
+                    raise ShardUnavailable(
+                        f"the node no longer serves {what} ({_first_line(err)}) and no "
+                        f"master took it within {MOVE_WAIT_S:g} s: the memory is moving or "
+                        "its master failed over; the next call looks it up again") from None
+                time.sleep(pause)
+                pause = min(2 * pause, 0.5)
 
     @contextmanager
     def redirected(self, key: str) -> Iterator[None]:
@@ -245,11 +285,14 @@ class Database:
         self.current()
         try:
             yield
+        except ShardUnavailable:
+            self.lost()
+            raise
         except (redis.ConnectionError, redis.TimeoutError) as err:
             self.lost()
             raise DatabaseUnavailable(f"lost the FalkorDB connection: {err}") from None
         except redis.ResponseError as err:
-            if str(err).split(" ", 1)[0] not in CLUSTER_REDIRECTS:
+            if not redirect(err):
                 raise
             self.lost()
             raise DatabaseUnavailable(
@@ -278,7 +321,7 @@ class Database:
         try:
             self.cluster.refresh()
         except redis.RedisError as err:
-            raise DatabaseUnavailable(f"cannot read the cluster's slot map: {err}") from None
+            raise ShardUnavailable(f"cannot read the cluster's slot map: {err}") from None
 
     def _node(self, host: str, port: int, readonly: bool = False) -> redis.Redis:
         """A plain client of one node, with this Database's credentials (cached)."""
@@ -294,11 +337,14 @@ class Database:
         one connection: tomc/runtime/transactions.py). Give it back with `release`. A
         shard whose node was lost is pointed at its master's successor first."""
         self.current()
-        return self.redis.connection_pool.get_connection()
+        pool = self.redis.connection_pool
+        connection = pool.get_connection()
+        connection.tomc_pool = pool  # its node's: the shard may have moved on by `release`
+        return connection
 
     def release(self, connection: redis.Connection) -> None:
-        """Return a connection taken by `connection()` to the pool."""
-        self.redis.connection_pool.release(connection)
+        """Return a connection taken by `connection()` to the pool it came from."""
+        getattr(connection, "tomc_pool", self.redis.connection_pool).release(connection)
 
     def close(self) -> None:
         """Close every connection of the pool (and of each node's, in a cluster)."""
@@ -307,8 +353,112 @@ class Database:
         self.redis.connection_pool.disconnect()
 
 
-# Replies of a cluster node that does not (or no longer, or not yet) serve a slot.
+# Replies of a cluster node that does not (or no longer, or not yet) serve a slot: the
+# command did not run there. redis-py parses each into a class of its own (MovedError is an
+# AskError, MasterDownError a ClusterDownError) and drops the code from the message.
 CLUSTER_REDIRECTS = ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+_REDIRECTS = (redis.exceptions.AskError, redis.exceptions.TryAgainError,
+              redis.exceptions.ClusterDownError)
+
+
+class ShardUnavailable(DatabaseUnavailable, redis.ConnectionError):
+    """A shard's master cannot be reached or found (down, failing over, moving): a
+    DatabaseUnavailable, and a redis ConnectionError for code that talks to the shard's
+    client as to any redis client (nothing of the command ran)."""
+
+
+def redirect(reply: object) -> bool:
+    """Whether `reply` (an error reply, or a raised error) says that the node does not
+    serve the key's slot now: the command did not run there."""
+    return isinstance(reply, _REDIRECTS) or (
+        isinstance(reply, redis.ResponseError)
+        and str(reply).split(" ", 1)[0] in CLUSTER_REDIRECTS)
+
+
+def _first_line(err: Exception) -> str:
+    return (str(err).splitlines() or [type(err).__name__])[0]
+
+
+class ShardClient(redis.Redis):
+    """The client of a shard's Database: its commands go to the master serving the
+    shard's key now (`Database.following`: a command refused because the slot moved is
+    sent again to its new master). `connection_pool` is the node's, swapped by
+    `Database.current` when the shard's master changes."""
+
+    def __init__(self, shard: "Database", pool: redis.ConnectionPool):
+        super().__init__(connection_pool=pool)
+        self.shard = shard
+
+    def execute_command(self, *args, **options):
+        return self.shard.following(
+            lambda: redis.Redis.execute_command(self, *args, **options), str(args[1:2]))
+
+    def pipeline(self, transaction: bool = True, shard_hint=None) -> "ShardPipeline":
+        return ShardPipeline(self, transaction)
+
+
+class ShardPipeline(redis.client.Pipeline):
+    """A shard's pipeline, sent again (`Database.following`) when nothing of it ran: a
+    MULTI/EXEC that a redirect aborted, or commands each of which was redirected. One
+    part of which ran, or WATCHed (`watch`: its check would not hold on another node), is
+    a DatabaseUnavailable that marks the shard lost."""
+
+    def __init__(self, client: ShardClient, transaction: bool):
+        super().__init__(client.connection_pool, client.response_callbacks, transaction,
+                         None)
+        self.client = client
+
+    def immediate_execute_command(self, *args, **options):
+        try:
+            return super().immediate_execute_command(*args, **options)
+        except redis.ResponseError as err:
+            if not redirect(err):
+                raise
+            self.reset()
+            self.client.shard.lost()
+            raise ShardUnavailable(f"the node no longer serves {args[1:2]} "
+                                      f"({_first_line(err)}): the memory moved; nothing of "
+                                      "this call was committed, and the next call finds "
+                                      "its new master") from None
+
+    def execute(self, raise_on_error: bool = True) -> list:
+        if self.watching or not self.command_stack:
+            return self._watched(raise_on_error)
+        stack = list(self.command_stack)
+
+        def once() -> list:
+            self.command_stack = list(stack)
+            self.connection_pool = self.client.connection_pool
+            replies = redis.client.Pipeline.execute(self, raise_on_error=False)
+            moved = [r for r in replies if redirect(r)]
+            if moved and len(moved) == len(replies):
+                raise moved[0]  # nothing ran: sent again
+            if moved:
+                self.client.shard.lost()
+                raise ShardUnavailable(f"the node no longer serves part of a pipeline "
+                                          f"({_first_line(moved[0])}): the memory moved "
+                                          "while it ran; the next call finds its new master")
+            return replies
+
+        replies = self.client.shard.following(once, str(stack[0][0][1:2]))
+        if raise_on_error:
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
+        return replies
+
+    def _watched(self, raise_on_error: bool) -> list:
+        """A WATCHed transaction's EXEC: never sent again."""
+        try:
+            return super().execute(raise_on_error)
+        except redis.ResponseError as err:
+            if not redirect(err):
+                raise
+            self.client.shard.lost()
+            raise ShardUnavailable(f"the node no longer serves the memory "
+                                      f"({_first_line(err)}): it moved while a transaction "
+                                      "waited; nothing of it was committed, and the next "
+                                      "call finds its new master") from None
 
 
 def _readonly(connection: redis.Connection) -> None:

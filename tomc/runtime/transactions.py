@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar
 
 import redis
 
-from tomc.runtime.connection import CLUSTER_REDIRECTS, WAIT_TIMEOUT_MS, Database
+from tomc.runtime.connection import MOVE_WAIT_S, WAIT_TIMEOUT_MS, Database, redirect
 from tomc.runtime.errors import DatabaseUnavailable, Replaced
+
+T = TypeVar("T")
 
 # A writer that lost this many races in a row takes the turn (tomc/engine/live.py); the
 # turn expires after TURN_MS (longer than any commit; a killed holder's turn ends then).
@@ -46,6 +48,11 @@ TURN_AFTER = 10
 TURN_MS = 5000
 # How long a writer waiting for someone else's turn sleeps between looks.
 TURN_POLL_SECONDS = 0.002
+
+
+class _Moved(DatabaseUnavailable):
+    """A node answered that it no longer serves the memory's slot (a move, a failover):
+    nothing of the round trip ran from that command on."""
 
 
 def _acknowledged(reply) -> int:
@@ -78,6 +85,15 @@ class Writer:
         self.watched: Optional[int] = None  # the revision read under the current WATCH
         self.token = secrets.token_hex(8)  # this writer's value of the turn key
         self.turn: Optional[str] = None  # the turn key's value read under the WATCH
+        # A read under the WATCH was sent again on another node (the memory moved): the
+        # WATCH is gone, so the next commit commits nothing and the caller tries again.
+        self.void = False
+        # `wait`: how many replicas each commit waits for, where the caller says (an
+        # applier: the stronger of its own and its writers'), instead of the Database's
+        # `wait_replicas`; it then reads `replicas` and is not raised at. `replicas`: how
+        # many confirmed the last commit (None: it did not wait).
+        self.wait: Optional[int] = None
+        self.replicas: Optional[int] = None
 
     def _looks(self) -> list[tuple]:
         """The commands that read the revision, the turn (and the incarnation) under the
@@ -104,8 +120,9 @@ class Writer:
         """The current revision, read under WATCH (already known after a commit); while
         another writer holds the turn, waits for it to end."""
         if self.watched is None:
-            replies = self._send([self.watch, *self._looks()])
+            replies = self._again(lambda: self._send([self.watch, *self._looks()]))
             self._seen(replies[1:])
+            self.void = False
         return self._after_turn()
 
     def _others_turn(self) -> bool:
@@ -116,14 +133,16 @@ class Writer:
         WATCH while one does)."""
         while self._others_turn():
             time.sleep(TURN_POLL_SECONDS)
-            replies = self._send([("UNWATCH",), self.watch, *self._looks()])
+            replies = self._again(lambda: self._send([("UNWATCH",), self.watch,
+                                                      *self._looks()]))
             self._seen(replies[2:])
         return self.watched
 
     def take_turn(self) -> None:
         """Ask for the turn (after losing TURN_AFTER races): if no one holds it, this
         writer does until its next commit; either way the next `begin` looks again."""
-        self._send([("UNWATCH",), ("SET", self.turn_key, self.token, "NX", "PX", TURN_MS)])
+        self._again(lambda: self._send([("UNWATCH",),
+                                        ("SET", self.turn_key, self.token, "NX", "PX", TURN_MS)]))
         self.watched = None
 
     def end_turn(self) -> None:
@@ -131,14 +150,21 @@ class Writer:
         only if it is still this writer's (WATCH, GET, MULTI, DEL, EXEC)."""
         if self.connection is None:
             return
-        replies = self._send([("UNWATCH",), ("WATCH", self.turn_key), ("GET", self.turn_key)])
+        replies = self._again(lambda: self._send([("UNWATCH",), ("WATCH", self.turn_key),
+                                                  ("GET", self.turn_key)]))
         mine = replies[2] in (self.token, self.token.encode())
         self._send([("MULTI",), ("DEL", self.turn_key), ("EXEC",)] if mine else [("UNWATCH",)])
         self.watched = None
 
     def read(self, commands: list[tuple]) -> list:
-        """Read-only commands on this connection, under the WATCH (replies, errors raised)."""
-        replies = self._send(commands)
+        """Read-only commands on this connection, under the WATCH (replies, errors raised).
+        Where the memory moved they are read on its new master, and the WATCH is void: the
+        next `commit` commits nothing (returns None), as after a lost race."""
+        try:
+            replies = self._send(commands)
+        except _Moved:
+            replies = self._again(lambda: self._send(commands))
+            self.void = True
         for reply in replies:
             if isinstance(reply, Exception):
                 raise DatabaseUnavailable(f"FalkorDB failed a read: {reply}")
@@ -150,28 +176,37 @@ class Writer:
         transaction that also moves the revision on by `revisions` (one per change it
         holds); returns the replies of `commands` (an error reply is an exception object),
         or None if another writer committed since `begin` (then nothing ran)."""
+        if self.void:  # the reads it was made from were not under the WATCH
+            self.void = False
+            self.watched = None
+            return None
         if self.watched is None:
             self.begin()
         if self._others_turn():  # taken since the caller looked: its commit fails anyway
             return None
         rev = self.watched + revisions
         looks = self._looks()
-        wait = self.db.options.wait_replicas
-        waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait else []
+        wait = self.db.options.wait_replicas if self.wait is None else self.wait
+        waiting = [("WAIT", wait, WAIT_TIMEOUT_MS)] if wait or self.wait is not None else []
         # The turn ends with the commit that used it (a writer waiting sees it gone).
         ending = [("DEL", self.turn_key)] if self.turn == self.token else []
         batch = [("MULTI",), *commands, *extra, *ending, ("SET", self.key, rev), ("EXEC",),
                  *waiting, self.watch, *looks]
-        replies = self._send(batch)
+        replies = self._send(batch, moved_ok=True)
+        moved = any(redirect(r) for r in replies)  # the connection was given back
         executed = replies[-len(looks) - 2 - len(waiting)]
         self.watched = None
         if isinstance(executed, Exception):  # EXECABORT: refused before running (OOM, ...)
+            if moved:
+                return None  # on a node that no longer serves it: try again on the new one
             raise DatabaseUnavailable(f"FalkorDB refused the transaction: {executed}")
-        self._seen(replies[-len(looks):])
+        if not moved:  # else the WATCH after EXEC was refused: the next `begin` looks
+            self._seen(replies[-len(looks):])
         if executed is None:
             return None
         acknowledged = replies[-len(looks) - 2] if waiting else None
-        if waiting and _acknowledged(acknowledged) < wait:
+        self.replicas = _acknowledged(acknowledged) if waiting else None
+        if waiting and self.wait is None and self.replicas < wait:
             # Committed on the master, but a failover now could lose it: not acknowledged.
             raise DatabaseUnavailable(
                 f"revision {rev} was committed on the master but only {acknowledged} of "
@@ -182,7 +217,7 @@ class Writer:
     def rewatch(self) -> int:
         """The current revision, read under a fresh WATCH (UNWATCH, WATCH, GET in one round
         trip): what other writers committed since this writer last looked."""
-        replies = self._send([("UNWATCH",), self.watch, *self._looks()])
+        replies = self._again(lambda: self._send([("UNWATCH",), self.watch, *self._looks()]))
         self._seen(replies[2:])
         return self._after_turn()
 
@@ -193,8 +228,8 @@ class Writer:
         another client's transaction: `Database.read`); after it, the revision is read
         again under a fresh WATCH (EXEC ends a WATCH), for the next `begin`."""
         looks = self._looks()
-        replies = self._send([("UNWATCH",), ("MULTI",), *looks, *commands, ("EXEC",),
-                              self.watch, *looks])
+        replies = self._again(lambda: self._send([("UNWATCH",), ("MULTI",), *looks,
+                                                  *commands, ("EXEC",), self.watch, *looks]))
         together = replies[2 + len(looks) + len(commands)]
         if isinstance(together, Exception):  # EXECABORT: a command refused before running
             raise DatabaseUnavailable(f"FalkorDB refused a read: {together}")
@@ -230,7 +265,24 @@ class Writer:
             self.db.release(self.connection)
             self.connection = None
 
-    def _send(self, commands: list[tuple]) -> list:
+    def _again(self, send: Callable[[], T]) -> T:
+        """`send()`, a round trip that stands alone (its own WATCH), sent again while a
+        node answers that it no longer serves the memory (`_Moved`: the next connection is
+        the master serving it then), for MOVE_WAIT_S at most."""
+        deadline, pause = time.monotonic() + MOVE_WAIT_S, 0.02
+        while True:
+            try:
+                return send()
+            except _Moved:
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(2 * pause, 0.5)
+
+    def _send(self, commands: list[tuple], moved_ok: bool = False) -> list:
+        """The replies of `commands` on this writer's connection. A reply saying the node
+        no longer serves the memory gives the connection back (the next one is the new
+        master's) and raises `_Moved`, or, with `moved_ok`, returns the replies."""
         if self.connection is None:  # lost: a new one, from the master serving the key now
             self.connection = self.db.connection()
         connection = self.connection
@@ -242,11 +294,12 @@ class Writer:
                     replies.append(connection.read_response())
                 except redis.ResponseError as err:
                     replies.append(err)
-            moved = next((r for r in replies if isinstance(r, redis.ResponseError)
-                          and str(r).split(" ", 1)[0] in CLUSTER_REDIRECTS), None)
+            moved = next((r for r in replies if redirect(r)), None)
             if moved is not None:
                 self._drop()
-                raise DatabaseUnavailable(
+                if moved_ok:
+                    return replies
+                raise _Moved(
                     f"the memory's shard no longer serves {self.key} ({moved}): it moved or "
                     "its master failed over; nothing of this call was committed, and the "
                     "next call finds the new master")

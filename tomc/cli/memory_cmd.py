@@ -35,7 +35,13 @@ from tomc.cli.common import (
     with_options,
 )
 from tomc.memory import submit
-from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
+from tomc.runtime.errors import (
+    AccessDenied,
+    DatabaseUnavailable,
+    Replaced,
+    StaleWrite,
+    TomError,
+)
 from tomc.runtime.keys import memory_key
 
 if TYPE_CHECKING:
@@ -136,8 +142,7 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
                 reply = submit.submit(shard.redis, name, text, key or uuid.uuid4().hex,
                                       after_step, create=None if own else policy or "default",
                                       policy=None if own else policy, as_agent=as_agent,
-                                      clustered=conn.clustered,
-                                      wait_replicas=conn.options.wait_replicas)
+                                      clustered=conn.clustered)
             except submit.NoApplier:
                 reply = None  # withdrawn, nothing applied: write it here
             except DatabaseUnavailable as err:
@@ -175,27 +180,35 @@ def _own_credential(conn, name: str) -> bool:
     return False
 
 
-def _replied(name: str, reply: dict, json_output: bool) -> None:
-    """Print an applier's reply (tomc/memory/submit.py) and exit with its code."""
-    error = reply.get("error")
-    if error is None:
+def _replied(name: str, raw: dict, json_output: bool) -> None:
+    """Print an applier's reply (tomc/memory/replies.py) and exit with its code."""
+    from tomc.memory.replies import Reply
+
+    reply = Reply.model_validate(raw)
+    if reply.error is None:
         if json_output:
-            emit_json({"memory": name, "step": reply["step"], "events": reply["events"]})
+            emit_json({"memory": name, "step": reply.step, "events": reply.events})
         else:
-            for e in reply["events"]:
+            for e in reply.events:
                 typer.echo(_event_line(e["step"], e["text"], e["witnesses"]))
-            typer.echo(f"memory {name} at step {reply['step']}")
+            typer.echo(f"memory {name} at step {reply.step}")
         raise typer.Exit(EXIT_OK)
-    _committed(reply.get("committed", []), json_output)
-    code, prefix = {"diagnostics": (EXIT_BAD_INPUT, "bad input:\n"),
-                    "stale": (EXIT_STALE, "stale write: "),
-                    "replaced": (EXIT_BAD_INPUT, ""),
-                    "refused": (EXIT_ACCESS_DENIED, "access denied: "),
-                    "no_memory": (EXIT_BAD_INPUT, "")}.get(error, (EXIT_NO_DATABASE,
-                                                                    "FalkorDB unavailable: "))
-    if error == "no_memory":
-        reply["message"] += " (`tomc memory list` lists them; `tomc memory apply` creates one)"
-    fail(prefix + reply["message"], code, json_output)
+    _committed(reply.committed, json_output)
+    failure = reply.failure()
+    code, prefix = next(((code, prefix) for kind, code, prefix in _FAILED
+                         if isinstance(failure, kind)), (EXIT_NO_DATABASE,
+                                                         "FalkorDB unavailable: "))
+    message = reply.message or str(failure)
+    if isinstance(failure, LookupError):
+        message += " (`tomc memory list` lists them; `tomc memory apply` creates one)"
+    fail(prefix + message, code, json_output)
+
+
+# What an applier's failed reply exits with (the same codes as the API's errors in
+# `_session`), and how its message starts; anything else: FalkorDB unavailable.
+_FAILED = ((TomError, EXIT_BAD_INPUT, "bad input:\n"), (StaleWrite, EXIT_STALE, "stale write: "),
+           (Replaced, EXIT_BAD_INPUT, ""), (AccessDenied, EXIT_ACCESS_DENIED, "access denied: "),
+           (LookupError, EXIT_BAD_INPUT, ""))
 
 
 def _committed(events: list, json_output: bool) -> None:

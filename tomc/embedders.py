@@ -149,3 +149,13 @@ class OpenAIEmbedder:
             raise EmbedError(f"{self.label}: {len(vectors)} vectors of unequal or wrong "
                              f"count for {len(texts)} texts")
         return vectors
+
+
+def fact_text(key: str, value: str) -> str:
+    """What is embedded of a fact: its key and value in words (`refund_4411.status`,
+    `approved` -> `refund 4411 status: approved`)."""
+    return f"{_spaced(key)}: {_spaced(value)}"
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.replace("_", " ").replace(".", " ").split())

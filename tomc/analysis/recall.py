@@ -15,11 +15,13 @@ Three modes:
   chain's authority over the highest among the candidates; 0 when none is positive) and
   `recency` (the step it was last adopted over the view's step).
 
-The facts are those the reader may search (every version of the minds asked, and the
-truth for the supervisor), read through the view as search reads them, so meaning is
-scoped as words are. Where vectors live is the caller's (`Vectors`): FalkorDB keeps them
-in each graph's vector index (tomc/runtime/meaning_index.py), the reference in this
-process (`InProcess`); both compute the same cosine, rounded to DIGITS.
+Each graph read (a mind asked; the world, for the truth, for the supervisor) first embeds
+the facts it holds that have no vector yet (`Vectors.sync`), then gives its nearest facts
+and the similarity of those found by words; a fact found by meaning only gets its chains
+and events from the view, as search reads them, so meaning is scoped as words are. Where
+vectors live is the caller's (`Vectors`): FalkorDB keeps them in each graph's vector index
+(tomc/runtime/meaning_index.py), the reference in this process (`InProcess`); both compute
+the same cosine, rounded to DIGITS.
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ from tomc.analysis.about import about as walk
 from tomc.analysis.search import (DEFAULT_LIMIT, KEY_WEIGHT, Hit, SearchResult, Steps,
                                   facts_of, search)
 from tomc.analysis.view import BeliefView
+from tomc.embedders import fact_text
 from tomc.search_text import words
 
 MODES = ("text", "meaning", "hybrid")
 WEIGHTS = {"text": 0.5, "meaning": 0.35, "graph": 0.1, "authority": 0.025, "recency": 0.025}
 MAX_HOPS = 3  # how far closeness to a focal subject reaches
 DIGITS = 4  # similarities as both engines give them alike (FalkorDB stores float32)
-SUBJECTS_PER_READ = 64  # subject words per read of every fact (a full-text query each)
-WORLD = ""  # the owner of the truth's facts, in `Vectors.similar`'s graphs
+SUBJECTS_PER_READ = 64  # subject words per read of every fact (InProcess), one query each
+WORLD = ""  # the owner of the truth's facts (a graph name, for InProcess)
 Fact = tuple[str, str]  # (key lowercased, value)
 
 
@@ -49,57 +52,54 @@ class Embedder(Protocol):
 
 
 class Vectors(Protocol):
-    """Where facts' vectors are kept and compared (module docstring)."""
+    """Where facts' vectors are kept and compared, per graph (module docstring)."""
 
-    def similar(self, embedder: Embedder, vector: list[float],
-                facts: Mapping[str, Mapping[Fact, str]], k: int,
-                wanted: set[Fact]) -> dict[Fact, float]:
-        """{fact: cosine similarity}: per owner of `facts` ({owner: {fact: text}}), the `k`
-        nearest to `vector` and those of `wanted`; a fact of several owners counts its
-        best."""
+    def sync(self, embedder: Embedder, graph: str, step: int) -> None:
+        """Every fact `graph` holds by `step` has its vector from `embedder`."""
+        ...
+
+    def near(self, graph: str, vector: list[float], k: int) -> dict[Fact, float]:
+        """{fact: cosine similarity} of the `k` facts of `graph` nearest `vector`."""
+        ...
+
+    def of(self, graph: str, vector: list[float], facts: set[Fact]) -> dict[Fact, float]:
+        """{fact: cosine similarity} of those of `facts` that `graph` has a vector of."""
         ...
 
 
 class InProcess:
-    """Vectors computed and kept in this process, compared one by one (the reference
-    engine's: it has no database)."""
+    """Vectors computed in this process and compared one by one (the reference engine's:
+    it has no database), of the facts `view` finds; `made` ({(model, text): vector}) may
+    be shared, so that a text is embedded once per process."""
 
-    def __init__(self):
-        self._vectors: dict[tuple[str, str], list[float]] = {}
+    def __init__(self, view: BeliefView, made: Optional[dict] = None):
+        self._view = view
+        self._made: dict[tuple[str, str], list[float]] = {} if made is None else made
+        self._facts: dict[str, dict[Fact, list[float]]] = {}
 
-    def similar(self, embedder: Embedder, vector: list[float],
-                facts: Mapping[str, Mapping[Fact, str]], k: int,
-                wanted: set[Fact]) -> dict[Fact, float]:
-        missing = sorted({t for held in facts.values() for t in held.values()
-                          if (embedder.label, t) not in self._vectors})
+    def sync(self, embedder: Embedder, graph: str, step: int) -> None:
+        owner = graph  # the reference names no graphs: an owner stands for its graph
+        minds, truth = ([], True) if owner == WORLD else ([owner], False)
+        texts = {(h.key.lower(), h.value): fact_text(h.key, h.value)
+                 for h in _every_fact(self._view, minds, truth, Steps(self._view.scenario.events))}
+        missing = sorted({t for t in texts.values() if (embedder.label, t) not in self._made})
         for text, made in zip(missing, embedder.embed(missing) if missing else []):
-            self._vectors[(embedder.label, text)] = made
-        out: dict[Fact, float] = {}
-        for held in facts.values():
-            scored = {f: cosine(vector, self._vectors[(embedder.label, t)])
-                      for f, t in held.items()}
-            nearest = sorted(scored, key=lambda f: -scored[f])[:k]
-            for fact in set(nearest) | (wanted & scored.keys()):
-                out[fact] = max(scored[fact], out.get(fact, -1.0))
-        return out
+            self._made[(embedder.label, text)] = made
+        self._facts[graph] = {f: self._made[(embedder.label, t)] for f, t in texts.items()}
+
+    def near(self, graph: str, vector: list[float], k: int) -> dict[Fact, float]:
+        scored = {f: cosine(vector, v) for f, v in self._facts.get(graph, {}).items()}
+        return {f: scored[f] for f in sorted(scored, key=lambda f: (-scored[f], f))[:k]}
+
+    def of(self, graph: str, vector: list[float], facts: set[Fact]) -> dict[Fact, float]:
+        held = self._facts.get(graph, {})
+        return {f: cosine(vector, held[f]) for f in facts if f in held}
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """The cosine similarity of two vectors (0 when either is all zeros)."""
     norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b)) / norms if norms else 0.0
-
-
-def fact_text(key: str, value: str, sources: Sequence[str]) -> str:
-    """What is embedded of a fact: its key and value in words, and its sources
-    (`refund_4411.status`, `approved`, [Billing] -> `refund 4411 status: approved (from
-    Billing)`)."""
-    came = f" (from {', '.join(sources)})" if sources else ""
-    return f"{_spaced(key)}: {_spaced(value)}{came}"
-
-
-def _spaced(text: str) -> str:
-    return " ".join(text.replace("_", " ").replace(".", " ").split())
 
 
 def recall(view: BeliefView, text: str, minds: Sequence[str], truth: bool, events: bool,
@@ -114,45 +114,58 @@ def recall(view: BeliefView, text: str, minds: Sequence[str], truth: bool, event
         found.hits = found.hits[:limit]
         return found
     at = Steps(view.scenario.events)
-    every = _every_fact(view, minds, truth, at)
-    by_fact = {(h.key.lower(), h.value): h for h in every}
-    by_owner: dict[str, dict[Fact, str]] = {}
-    for h in every:
-        for owner in {c.chain[0] if c.chain else WORLD for c in h.chains}:
-            sources = sorted({c.source for c in h.chains if c.source})
-            by_owner.setdefault((graphs or {}).get(owner, owner), {})[
-                (h.key.lower(), h.value)] = fact_text(h.key, h.value, sources)
-    text_score = {(h.key.lower(), h.value): h.score for h in found.hits}
+    owners = [*minds, *([WORLD] if truth else [])]
+    held = [(graphs or {}).get(o, o) for o in owners]
+    for graph in held:
+        vectors.sync(embedder, graph, view.step)
+    by_text = {(h.key.lower(), h.value): h for h in found.hits}
     query = embedder.embed([text])[0] if text.strip() else []
-    similarity = {f: round(s, DIGITS) for f, s in vectors.similar(
-        embedder, query, by_owner, max(limit, 10), set(text_score)).items()} if query else {}
+    similarity: dict[Fact, float] = {}
+    k = max(limit, 10)
+    for graph in held if query else []:
+        near = vectors.near(graph, query, k)
+        near.update(vectors.of(graph, query, set(by_text) - set(near)))
+        for fact, value in near.items():
+            similarity[fact] = max(round(value, DIGITS), similarity.get(fact, -1.0))
+    nearest = sorted(similarity, key=lambda f: (-similarity[f], f))
     if mode == "meaning":
-        candidates = sorted(similarity, key=lambda f: -similarity[f])[:limit]
+        candidates = nearest[:limit]
     else:
-        candidates = list(dict.fromkeys([*text_score, *similarity]))
+        candidates = list(dict.fromkeys([*by_text, *nearest[:k]]))
+    hits = {**_hits_of(view, set(candidates) - set(by_text), minds, truth, at), **by_text}
+    candidates = [f for f in candidates if f in hits]
     hops = _hops(view, about, minds, truth) if about else {}
     most = KEY_WEIGHT * max(len(found.terms), 1)
-    top_authority = max((by_fact[f].chains[0].authority for f in candidates if f in by_fact),
-                        default=0)
+    top_authority = max((hits[f].chains[0].authority for f in candidates), default=0)
+    weights = {"meaning": 1.0} if mode == "meaning" else dict(WEIGHTS)
     ranked = []
     for fact in candidates:
-        hit = by_fact.get(fact) or next(h for h in found.hits
-                                        if (h.key.lower(), h.value) == fact)
-        parts = {"text": min(text_score.get(fact, 0) / most, 1.0),
+        hit = hits[fact]
+        parts = {"text": min(by_text[fact].score / most, 1.0) if fact in by_text else 0.0,
                  "meaning": max(similarity.get(fact, 0.0), 0.0),
                  "graph": 1 / (1 + hops[fact]) if fact in hops else 0.0,
                  "authority": (max(hit.chains[0].authority, 0) / top_authority
                                if top_authority > 0 else 0.0),
                  "recency": hit.since / view.step if view.step else 0.0}
-        weights = {"meaning": 1.0} if mode == "meaning" else WEIGHTS
-        parts = {k: round(v, DIGITS) for k, v in parts.items()}
-        total = round(sum(weights.get(k, 0) * v for k, v in parts.items()), DIGITS)
+        parts = {part: round(value, DIGITS) for part, value in parts.items()}
+        total = round(sum(weights.get(part, 0) * v for part, v in parts.items()), DIGITS)
         ranked.append(Hit(hit.key, hit.value, hit.chains, hit.events, {**parts, "total": total}))
     ranked.sort(key=lambda h: (-h.score, -h.scores["text"], not h.current, -h.since, h.key,
                                h.value))
     return SearchResult(text, found.terms, view.step, ranked[:limit], len(ranked),
-                        found.events, found.forgiven, mode, embedder.label,
-                        {"meaning": 1.0} if mode == "meaning" else dict(WEIGHTS))
+                        found.events, found.forgiven, mode, embedder.label, weights)
+
+
+def _hits_of(view: BeliefView, facts: set[Fact], minds: Sequence[str], truth: bool,
+             at: Steps) -> dict[Fact, Hit]:
+    """The hits of `facts` (found by meaning, not by words): the versions the view finds
+    by their keys' first words, grouped as search groups them."""
+    subjects = tuple(sorted({words(key).split()[0] for key, _ in facts if words(key)}))
+    if not subjects:
+        return {}
+    return {(h.key.lower(), h.value): h for h in facts_of(view.found(subjects, minds, truth),
+                                                         subjects, at)
+            if (h.key.lower(), h.value) in facts}
 
 
 def _every_fact(view: BeliefView, minds: Sequence[str], truth: bool, at: Steps) -> list[Hit]:

@@ -8,7 +8,7 @@ The mode defaults to `hybrid` when an embedder is configured (TOMC_EMBED_PROVIDE
 tomc/embedders.py), else `text`; `meaning` or `hybrid` without one is refused (E205). On
 FalkorDB the vectors are kept in each graph searched, in its vector index
 (tomc/runtime/meaning_index.py); on the reference, in this process (one store for every
-session of it, so a model loads and a fact embeds once).
+session of it, so a text is embedded once).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tomc.engine.falkordb import FalkorEngine
 from tomc.runtime.errors import TomError
 from tomc.runtime.meaning_index import GraphVectors
 
-_IN_PROCESS = InProcess()
+_MADE: dict = {}  # the reference's vectors, by (model, text): one store per process
 
 
 def recalled(view: BeliefView, engine, text: str, minds: Sequence[str], everything: bool,
@@ -53,7 +53,7 @@ def recalled(view: BeliefView, engine, text: str, minds: Sequence[str], everythi
         vectors, graphs = GraphVectors(engine.db), {
             **{a: engine.graphs.mind(a) for a in minds}, WORLD: engine.graphs.world}
     else:
-        vectors, graphs = _IN_PROCESS, None
+        vectors, graphs = InProcess(view, _MADE), None
     try:
         return recall(view, text, minds, truth=everything, events=everything, limit=limit,
                       mode=mode, embedder=embedder, vectors=vectors, graphs=graphs,

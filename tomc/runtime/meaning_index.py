@@ -2,31 +2,35 @@
 vector, in a vector index of that graph (docs/language.md, "Search by meaning").
 
     vectors = GraphVectors(db)
-    vectors.similar(embedder, query_vector, {"so:w1:mind:Maya": {("refund.status",
-                    "approved"): "refund status: approved"}}, k=10, wanted=set())
-    -> {("refund.status", "approved"): 0.83, ...}
+    vectors.sync(embedder, "so:w1:mind:Maya", step=12)   # embeds what is new since
+    vectors.near("so:w1:mind:Maya", query_vector, k=10)  -> {("refund.status", "approved"): 0.83}
+    vectors.of("so:w1:mind:Maya", query_vector, {("refund.eta", "friday")})  -> {...: 0.41}
 
 Each graph is its own index, so an agent's recall reads its own mind graph and nothing
 else, by construction. A fact is (its key lowercased, its value); its node keeps the text
-embedded and the model (the embedder's label) that embedded it. `similar` first embeds
-what is missing (a fact new to the graph, or whose text changed), in batches, then asks
-the index for the `k` nearest and computes the similarity of the `wanted` facts it did not
-return (found by words, tomc/analysis/recall.py). A graph whose vectors another model made
-is embedded again whole: its nodes and index go first (the dimension may differ).
+embedded (tomc/embedders.py `fact_text`) and the model (the embedder's label) that embedded
+it. A `MeaningMark` node says up to which step and by which model the graph is embedded, so
+`sync` reads only the versions adopted since (one read, a scan of the graph's versions'
+steps) and embeds the facts among them that have no vector yet, in batches. A graph whose
+vectors another model made is embedded again whole: its nodes, mark and vector index go
+first (the dimension may differ). After an undo (the memory's step below the mark) the
+graph is read again whole, and only facts without a vector are embedded.
 
-FalkorDB 4.16 and 4.22 alike (docs/falkordb.md checks 11.4, 11.5): `CREATE VECTOR INDEX FOR (m:L)
-ON (m.p) OPTIONS {dimension, similarityFunction: 'cosine'}`, `db.idx.vector.queryNodes(L,
-p, k, vecf32($v))` yields the cosine distance as `score`, `vec.cosineDistance` the same on
-one node; a query vector of another dimension is an error on both (worded differently).
-Writes go on a writer's connection: an agent's session embeds on the memory's writer, as
-the full-text index is made (tomc/runtime/search_index.py), and reads its own graph only.
+FalkorDB 4.16 and 4.22 alike (docs/falkordb.md checks 11.4, 11.5): `CREATE VECTOR INDEX
+FOR (m:L) ON (m.p) OPTIONS {dimension, similarityFunction: 'cosine'}`,
+`db.idx.vector.queryNodes(L, p, k, vecf32($v))` yields the cosine distance as `score`,
+`vec.cosineDistance` the same on one node; a query vector of another dimension is an error
+on both (worded differently). `sync` writes, on a writer's connection: an agent's session
+embeds on the memory's writer, as the full-text index is made
+(tomc/runtime/search_index.py), and reads its own graph only.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol, Sequence
 
 from tomc.compiler.templates import render
+from tomc.embedders import fact_text
 from tomc.runtime.connection import Database
 
 BATCH = 256  # facts embedded and written per round trip
@@ -44,43 +48,32 @@ class GraphVectors:
 
     def __init__(self, db: Database):
         self.db = db
+        self._graphs = set(db.graph_names())
+        self._indexed: set[str] = set()  # graphs synced that have their vector index
 
-    def similar(self, embedder: Embedder, vector: list[float],
-                facts: Mapping[str, Mapping[Fact, str]], k: int,
-                wanted: set[Fact]) -> dict[Fact, float]:
-        """{fact: cosine similarity to `vector`}: per graph of `facts` ({graph: {fact:
-        text}}), its `k` nearest facts and those of `wanted` it holds; a fact held in
-        several graphs counts its best."""
-        out: dict[Fact, float] = {}
-        stored = set(self.db.graph_names())
-        for graph, held in facts.items():
-            if graph not in stored or not held:
-                continue
-            self._embedded(graph, held, embedder)
-            rows = self.db.read(graph, render("read_meaning_near.cypher"),
-                                {"k": min(k, len(held)), "vector": vector})
-            near = {(r["key"], r["value"]): float(r["similarity"]) for r in rows
-                    if (r["key"], r["value"]) in held}
-            rest = [{"key": f[0], "value": f[1]} for f in wanted & held.keys() - near.keys()]
-            if rest:
-                rows = self.db.read(graph, render("read_meaning_of.cypher"),
-                                    {"facts": rest, "vector": vector})
-                near.update({(r["key"], r["value"]): float(r["similarity"]) for r in rows})
-            for fact, similarity in near.items():
-                out[fact] = max(similarity, out.get(fact, -1.0))
-        return out
-
-    def _embedded(self, graph: str, held: Mapping[Fact, str], embedder: Embedder) -> None:
-        """Every fact of `held` has its vector in `graph`, made by `embedder`, and the
-        graph's vector index exists."""
-        stored = {(r["key"], r["value"]): (r["text"], r["model"])
-                  for r in self.db.read(graph, render("read_meanings.cypher"), {})}
-        if any(model != embedder.label for _, model in stored.values()):
+    def sync(self, embedder: Embedder, graph: str, step: int) -> None:
+        """Every fact `graph` holds by `step` has its vector from `embedder`."""
+        if graph not in self._graphs:  # not written yet: nothing to embed
+            return
+        marks = self.db.read(graph, render("read_meaning_mark.cypher"), {})
+        after = 0
+        if marks and marks[0]["model"] != embedder.label:
             self.db.write(graph, render("meaning_clear.cypher"), {})
-            self._drop_index(graph)
-            stored = {}
-        missing = [(fact, text) for fact, text in held.items()
-                   if stored.get(fact) != (text, embedder.label)]
+            if "vec" in _meaning_indexes(self.db, graph):
+                self.db.write(graph, render("meaning_drop_index.cypher"), {})
+        elif marks and marks[0]["step"] <= step:
+            after = marks[0]["step"]
+        if marks and after == step:
+            self._note_index(graph)
+            return
+        facts = {(r["key"].lower(), r["value"]): fact_text(r["key"], r["value"])
+                 for r in self.db.read(graph, render("read_unembedded.cypher"),
+                                       {"after": after, "step": step})}
+        if facts and marks:
+            for r in self.db.read(graph, render("read_meaning_has.cypher"), {
+                    "facts": [{"key": k, "value": v} for k, v in facts]}):
+                facts.pop((r["key"], r["value"]), None)
+        missing = sorted(facts.items())
         for start in range(0, len(missing), BATCH):
             batch = missing[start:start + BATCH]
             vectors = embedder.embed([text for _, text in batch])
@@ -90,6 +83,29 @@ class GraphVectors:
                 "model": embedder.label,
                 "rows": [{"key": f[0], "value": f[1], "text": t, "vec": v}
                          for (f, t), v in zip(batch, vectors)]})
+        self.db.write(graph, render("meaning_mark.cypher"),
+                      {"step": step, "model": embedder.label})
+        self._note_index(graph)
+
+    def _note_index(self, graph: str) -> None:
+        if "vec" in _meaning_indexes(self.db, graph):
+            self._indexed.add(graph)
+
+    def near(self, graph: str, vector: list[float], k: int) -> dict[Fact, float]:
+        """{fact: cosine similarity} of the `k` facts of `graph` nearest `vector` (after
+        `sync`)."""
+        if graph not in self._indexed:
+            return {}
+        rows = self.db.read(graph, render("read_meaning_near.cypher"), {"k": k, "vector": vector})
+        return {(r["key"], r["value"]): float(r["similarity"]) for r in rows}
+
+    def of(self, graph: str, vector: list[float], facts: set[Fact]) -> dict[Fact, float]:
+        """{fact: cosine similarity} of those of `facts` that `graph` has a vector of."""
+        if graph not in self._graphs or not facts:
+            return {}
+        rows = self.db.read(graph, render("read_meaning_of.cypher"), {
+            "facts": [{"key": k, "value": v} for k, v in sorted(facts)], "vector": vector})
+        return {(r["key"], r["value"]): float(r["similarity"]) for r in rows}
 
     def _create_index(self, graph: str, dimension: int) -> None:
         """The vector index and the range index on Meaning.key, unless there already."""
@@ -98,10 +114,6 @@ class GraphVectors:
             self.db.write(graph, render("meaning_key_index.cypher"), {})
         if "vec" not in kinds:
             self.db.write(graph, render("meaning_index.cypher", dimension=dimension), {})
-
-    def _drop_index(self, graph: str) -> None:
-        if "vec" in _meaning_indexes(self.db, graph):
-            self.db.write(graph, render("meaning_drop_index.cypher"), {})
 
 
 def _meaning_indexes(db: Database, graph: str) -> set[str]:

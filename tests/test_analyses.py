@@ -274,6 +274,22 @@ def test_explain_an_observed_belief(db):
     assert (reason.replaced.value, reason.replaced.since) == ("box", 2)
 
 
+def test_explain_says_a_peeker_overheard_or_watched_the_value_and_at_which_event(db):
+    body = ("A, B enter r\nC enters q\nC peeks\nA tells B k.s = v\nC peeks\n"
+            "A sets k.t = w\nask explain C k.s\nask explain C > B k.s\nask explain B k.s\n"
+            "ask explain C k.t")
+    overheard, second_order, told, watched = results(db, body)
+    assert overheard.lines()[-1] == ("  who told whom: nobody: C overheard it, peeking, at "
+                                     "step 4: A tells B k.s = v")
+    assert overheard.to_json()["values"][0]["peeked"] == {"agent": "C", "step": 4,
+                                                          "how": "overheard"}
+    assert overheard.reasons[0].path.agents == ("C",)  # `expect explain ... path` as before
+    assert second_order.reasons[0].peeked == overheard.reasons[0].peeked
+    assert told.reasons[0].peeked is None and told.lines()[-1].endswith("A > B (step 4)")
+    assert watched.lines()[-1] == ("  who told whom: nobody: C watched it unseen, peeking, "
+                                   "at step 6: A sets k.t = w")
+
+
 def test_explain_follows_first_hearings_back_while_the_steps_go_back(db):
     body = ("A sets k.s = v\nA tells B k.s = v\nB tells C k.s = v\nC tells A k.s = v\n"
             "C tells A k.s = w\nC tells A k.s = v\n"   # A heard v first at 4: after it told B

@@ -7,7 +7,9 @@ first agent. The path is read from the TOLD edges of the world graph (a path que
 FalkorDB): the tell of the adopting event, preceded by the first time its speaker heard
 that value, preceded by the first time that teller heard it, and so on, as long as the
 steps go back and no agent repeats; the longest such path. A value that was observed, or
-came from a source with no speaking agent, has the one-agent path of its holder.
+came from a source with no speaking agent, has the one-agent path of its holder; one its
+holder perceived by peeking says so (`Peeked`: overheard a conversation, or watched a room
+unseen, at which event), read from the scenario's events, the same for both engines.
 """
 
 from __future__ import annotations
@@ -20,6 +22,25 @@ from tomc.analysis.view import (COMMUNICATED, BeliefView, Chain, EventInfo, Held
 
 
 @dataclass(frozen=True)
+class Peeked:
+    """How `agent` perceived the event at `step` it holds a value from, unseen: `overheard`
+    (a conversation it was no listener of) or `watched` (a room it was outside)."""
+
+    agent: str
+    step: int
+    how: str
+
+    def text(self, event: Optional[EventInfo]) -> str:
+        """`nobody: Ben overheard it, peeking, at step 4: Ann tells Cal k = v`."""
+        verb = "overheard it" if self.how == "overheard" else "watched it unseen"
+        said = f": {event.text}" if event else ""
+        return f"nobody: {self.agent} {verb}, peeking, at step {self.step}{said}"
+
+    def to_json(self) -> dict:
+        return {"agent": self.agent, "step": self.step, "how": self.how}
+
+
+@dataclass(frozen=True)
 class Reason:
     """One value held, and its evidence."""
 
@@ -29,6 +50,8 @@ class Reason:
     path: ToldPath
     # `trust learned`: the standing of each source behind the value, as of the view's step.
     standings: tuple[Standing, ...] = ()
+    # The chain's first agent perceived the adopting event by peeking (else None).
+    peeked: Optional[Peeked] = None
 
 
 @dataclass
@@ -68,6 +91,8 @@ class Explanation:
             if r.path.steps:
                 steps = ", ".join(f"step {s}" for s in r.path.steps)
                 out.append(f"  who told whom: {r.path.text} ({steps})")
+            elif r.peeked:
+                out.append(f"  who told whom: {r.peeked.text(r.event)}")
             else:
                 out.append("  who told whom: nobody (observed, or from a source)")
         return out
@@ -75,7 +100,8 @@ class Explanation:
     def to_json(self) -> dict:
         """{chain, key, step, values: [{value, since, kind, rule, event, source, support,
         authority, contested, replaced, path}]}; under `trust learned` each value also has
-        standings: [{source, standing, authority, changes: [{step, delta}]}]."""
+        standings: [{source, standing, authority, changes: [{step, delta}]}]; a value the
+        chain's first agent perceived by peeking has peeked: {agent, step, how}."""
         return {"chain": list(self.chain), "key": self.key, "step": self.step, "values": [
             {"value": r.belief.value, "since": r.belief.since, "kind": r.belief.kind,
              "rule": r.belief.rule, "event": r.event.to_json() if r.event else None,
@@ -87,7 +113,8 @@ class Explanation:
                           if r.replaced else None),
              "path": {"agents": list(r.path.agents), "steps": list(r.path.steps)},
              **({"standings": [_standing_json(s) for s in r.standings]}
-                if r.standings else {})}
+                if r.standings else {}),
+             **({"peeked": r.peeked.to_json()} if r.peeked else {})}
             for r in self.reasons]}
 
 
@@ -110,8 +137,18 @@ def explain(view: BeliefView, chain: Chain, key: str) -> Explanation:
     for belief in sorted((h for h in view.held([chain]) if h.key == key), key=lambda h: h.value):
         replaced = next((h for h in closed if h.until == belief.since), None)
         reasons.append(Reason(belief, events.get(belief.since), replaced,
-                              told_path(view, chain[0], belief), _standings(view, belief)))
+                              told_path(view, chain[0], belief), _standings(view, belief),
+                              _peeked(view, chain[0], belief.since)))
     return Explanation(chain, key, view.step, reasons)
+
+
+def _peeked(view: BeliefView, agent: str, step: int) -> Optional[Peeked]:
+    """How `agent` perceived the event at `step` if it peeked at it: a conversation is
+    overheard, anything seen in a room watched."""
+    event = next((e for e in view.scenario.events if e.step == step), None)
+    if event is None or agent not in getattr(event, "peekers", ()):
+        return None
+    return Peeked(agent, step, "overheard" if event.kind in COMMUNICATED else "watched")
 
 
 def _standings(view: BeliefView, belief: Held) -> tuple[Standing, ...]:

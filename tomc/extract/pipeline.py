@@ -7,9 +7,11 @@ applied.
 
 `apply` writes the `ok` candidates (and the `flagged` ones only with `include_flagged`) as
 one batch that expects the memory at the step it was checked against: if another writer got
-there first, StaleWrite, and nothing is written. The batch's idempotency key names the
-conversation and the memory (`idempotency_key`): the same conversation applied again to the
-same memory writes nothing (`Extraction.repeated`).
+there first, StaleWrite, and nothing is written. Nothing is stored twice: a candidate the
+memory holds already is `present` and left out (candidates.already_held), and the batch's
+idempotency key names the conversation and the memory (`idempotency_key`), so the same
+conversation applied again to the same memory with other statements to write (untimed
+events, which cannot be matched) writes nothing (`Extraction.repeated`).
 """
 
 from __future__ import annotations
@@ -172,11 +174,12 @@ def timed_for_memory(written: Sequence[Candidate]) -> list[tuple[Candidate, ast.
 
 def idempotency_key(memory: str, messages: Sequence[Message]) -> str:
     """The name of the write of an extraction of `messages` into `memory`: `extract-` and a
-    sha256 of both as canonical JSON. It names the input alone, not the model's answer nor
-    the candidates written: a model asked again answers otherwise, and the candidates of a
-    second run are checked against a memory that holds the first run's events (their times
-    are past, their agents declared), so they differ too. Only the conversation stays the
-    same when it is applied twice."""
+    sha256 of both as canonical JSON. It names the input and the memory, not the model's
+    answer nor the candidates written: a model asked again answers otherwise, and a second
+    run leaves out what the memory holds (`present`), so its statements differ too; an
+    untimed event cannot be matched as held, so a key that changed with them would let a
+    second answer write it again. Only the conversation stays the same when it is applied
+    twice."""
     canonical = json.dumps({"memory": memory, "messages": [m.as_json() for m in messages]},
                            sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "extract-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

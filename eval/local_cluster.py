@@ -51,8 +51,10 @@ class LocalCluster:
     j % masters). `url` is the `redis+cluster://` URL tomc takes."""
 
     def __init__(self, root: Path, masters: int = 3, replicas: int = 0,
-                 node_timeout_ms: int = 2000, cluster: bool = True):
+                 node_timeout_ms: int = 2000, cluster: bool = True,
+                 password: Optional[str] = None):
         self.root = root
+        self.password = password  # the `default` user's, on nodes started elsewhere
         self.cluster = cluster  # False: one plain server (masters=1), the same settings
         self.masters = masters
         self.ports = free_ports(masters * (1 + replicas))
@@ -66,7 +68,8 @@ class LocalCluster:
         return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports[:self.masters])
 
     def client(self, port: int) -> redis.Redis:
-        return redis.Redis(port=port, decode_responses=True, socket_timeout=10)
+        return redis.Redis(port=port, decode_responses=True, socket_timeout=10,
+                           password=self.password)
 
     def start_node(self, port: int) -> None:
         server, module, _ = find_binaries()
@@ -75,7 +78,8 @@ class LocalCluster:
         self.processes[port] = subprocess.Popen(
             [str(server), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
              *(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(self.node_timeout_ms)] if self.cluster else []),
+                "--cluster-node-timeout", str(self.node_timeout_ms),
+                "--cluster-require-full-coverage", "no"] if self.cluster else []),
              "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
              "--logfile", "redis.log", "--loadmodule", str(module), *MODULE_ARGS],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -94,6 +98,11 @@ class LocalCluster:
             self.start_node(port)
         if not self.cluster:
             return self
+        return self.join()
+
+    def join(self) -> "LocalCluster":
+        """Form the cluster of the running nodes `ports` (as `redis-cli --cluster create
+        --cluster-replicas N` does); ready when every node says cluster_state:ok."""
         first = self.client(self.ports[0])
         for port in self.ports[1:]:
             first.execute_command("CLUSTER", "MEET", "127.0.0.1", port)

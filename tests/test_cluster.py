@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import redis
 from redis.crc import key_slot
 
 from conftest import REPO
-from eval.local_cluster import LocalCluster
+from eval.local_cluster import LocalCluster, free_ports
 from tomc.api import Session
 from tomc.dsl.checker import check_text
 from tomc.memory import catalog
@@ -30,6 +31,7 @@ from tomc.memory.applier import LEASE_S, RESCAN_S
 from tomc.memory import acl, submit
 from tomc.runtime.connection import connect
 from tomc.runtime.errors import DatabaseUnavailable
+from tomc.runtime.server import find_binaries
 
 from test_mcp import call, connected
 from test_memory import STORY, WRITER, reference_versions, tomc, versions
@@ -469,3 +471,78 @@ def test_tomc_serves_applier_resumes_on_the_promoted_master(cluster):
         serve.stderr.close()
     with connect(cluster.url) as db:
         catalog.drop(db, name)
+
+
+def _documented() -> tuple[str, str]:
+    """docs/deployment.md's blocks that start a cluster's nodes and use it."""
+    text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"<!-- not-run: ([^>]*) -->\n```sh\n(.*?)```", text, re.S)
+    start = next(b for why, b in blocks if "test_the_documented_cluster_setup" in why)
+    use = next(b for why, b in blocks if "tests/test_cluster.py runs it" in why)
+    return start, use
+
+
+def test_the_documented_cluster_setup_is_highly_available(tmp_path):
+    """docs/deployment.md's nodes started as printed (on free ports, with the embedded
+    package's module): the replicas sync although `default` has a password (masterauth),
+    full coverage is off, agents' users are saved in the ACL files, and `tomc serve
+    --check --db` says healthy; it refuses (exit 3, naming the node) full coverage turned
+    on and a replica that cannot sync."""
+    start, use = _documented()
+    ports = free_ports(6)
+    server, module, _ = find_binaries()
+
+    def here(block: str) -> str:  # the doc's ports, free ones here
+        for doc, port in zip(range(7001, 7007), ports):
+            block = block.replace(str(doc), str(port))
+        return block.replace("MODULE=/path/to/falkordb.so", f"MODULE={module}")
+
+    env = {**os.environ, "PATH": f"{server.parent}:{os.path.dirname(sys.executable)}:"
+                                 f"{os.environ['PATH']}"}
+    env.pop("FALKORDB_URL", None)
+    password = re.search(r"^PASSWORD=(\S+)", start, re.M).group(1)
+    nodes = LocalCluster(tmp_path, masters=3, replicas=1, password=password)
+    nodes.ports = ports
+    try:
+        started = subprocess.run(["bash", "-ec", here(start)], cwd=tmp_path, env=env,
+                                 capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0, started.stderr
+        for port in ports:
+            nodes._wait(lambda: nodes.client(port).ping())
+        nodes.join()
+        replicas = ports[3:]
+        nodes._wait(lambda: all(nodes.client(p).info("replication")["master_link_status"]
+                                == "up" for p in replicas))
+        used = subprocess.run(["bash", "-ec", f"PASSWORD={password}\n" + here(use)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert used.returncode == 0, used.stdout + used.stderr
+        assert "healthy: the cluster" in used.stdout and "support" in used.stdout
+        assert "approved" in used.stdout
+        user = acl.user_name(catalog.memory_graphs("support"), "Maya")
+        for port in ports:  # saved where a restarted node reads its users again
+            assert user in (tmp_path / f"node-{port}" / "users.acl").read_text()
+        url = "redis+cluster://default:{}@127.0.0.1:{}".format(password, ports[0])
+        check = [sys.executable, "-m", "tomc", "serve", "--check", "--db", url]
+        master = nodes.client(ports[0])
+        master.config_set("cluster-require-full-coverage", "yes")
+        covered = subprocess.run(check, cwd=REPO, env=env, capture_output=True, text=True)
+        master.config_set("cluster-require-full-coverage", "no")
+        assert covered.returncode == 3, covered.stdout + covered.stderr
+        assert f"127.0.0.1:{ports[0]} has cluster-require-full-coverage yes" in covered.stderr
+        # A replica without masterauth: its master answers its sync with -NOAUTH.
+        replica = nodes.client(replicas[0])
+        replica.config_set("masterauth", "")
+        replica.client_kill_filter(_type="master")
+        nodes._wait(lambda: replica.info("replication")["master_link_status"] != "up")
+        unsynced = subprocess.run(check, cwd=REPO, env=env, capture_output=True, text=True)
+        replica.config_set("masterauth", password)
+        assert unsynced.returncode == 3, unsynced.stdout + unsynced.stderr
+        assert f"replica 127.0.0.1:{replicas[0]}" in unsynced.stderr
+        assert "has not synced" in unsynced.stderr and "Traceback" not in unsynced.stderr
+    finally:
+        for port in ports:
+            try:
+                nodes.client(port).shutdown(nosave=True)
+            except redis.RedisError:
+                pass

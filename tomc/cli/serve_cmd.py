@@ -70,7 +70,9 @@ def serve(data: Optional[Path] = typer.Option(
           check: bool = typer.Option(
               False, "--check",
               help="Start nothing: exit 0 if the `tomc serve` of --data answers PING, 3 if "
-                   "not (a container's or a supervisor's health check). Takes only --data.")
+                   "not (a container's or a supervisor's health check). Takes only --data; "
+                   "or, with --db URL, exit 0 if that server or cluster is highly available "
+                   "as tomc needs it, 3 saying why not (docs/deployment.md).")
           ) -> None:
     """Serve a data folder's FalkorDB until SIGTERM or Ctrl-C, for several processes at
     once: `--db unix://SOCKET` (or `--data DIR`, which finds this server) in every other
@@ -86,6 +88,11 @@ def serve(data: Optional[Path] = typer.Option(
         ("--query-memory", query_memory, QUERY_MEMORY_MB),
         ("--max-memory", max_memory, None), ("--workers", workers, None),
         ("--warm", warm, None), ("--db", db, None)) if value != default]
+    if check and db is not None:
+        if set(given) - {"--db"}:
+            fail(f"--check --db checks the cluster at --db: {', '.join(sorted(set(given) - {'--db'}))} "
+                 "configure a server; drop them", EXIT_BAD_INPUT)
+        _check_db(db)
     if check:
         if set(given) - {"--data"}:
             fail(f"--check only asks the server of --data whether it answers: "
@@ -167,6 +174,8 @@ def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) 
     stopped = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopped.set())
+    for problem in _problems(database, url):
+        typer.echo(f"tomc: warning: {problem}", err=True)
     if database.clustered and "wait_replicas" not in parse_qs(urlsplit(url).query):
         try:
             replicated = len(database.nodes(replicas=True)) > len(database.nodes())
@@ -190,6 +199,43 @@ def _serve_appliers_only(url: str, workers: Optional[int], warm: Optional[int]) 
     finally:
         database.close()
     typer.echo("tomc: stopped", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+def _problems(database, url: str) -> list[str]:
+    """What keeps the cluster at `url` from failing over safely (tomc/runtime/
+    cluster_health.py); exit 3 when it cannot be asked."""
+    from tomc.runtime.cluster_health import problems
+    from tomc.runtime.connection import shown_url
+
+    try:
+        return problems(database)
+    except DatabaseUnavailable as err:
+        fail(f"cannot check {shown_url(url)}: {err}", EXIT_NO_DATABASE)
+
+
+def _check_db(url: str) -> None:
+    """`tomc serve --check --db URL`: exit 0 if the server or cluster at URL answers and
+    nothing keeps it from failing over safely, else say why and exit 3."""
+    import redis
+
+    from tomc.runtime.connection import from_url, shown_url
+
+    try:
+        database = from_url(url)
+        database.redis.ping()
+    except (DatabaseUnavailable, redis.RedisError) as err:
+        fail(f"unhealthy: {shown_url(url)} does not answer: {err}", EXIT_NO_DATABASE)
+    try:
+        found = _problems(database, url)
+    finally:
+        database.close()
+    if found:
+        fail("unhealthy:\n" + "\n".join(f"  {p}" for p in found), EXIT_NO_DATABASE)
+    kind = "cluster" if database.clustered else "server"
+    typer.echo(f"healthy: the {kind} at {shown_url(url)} answers" +
+               (", every master has a replica in sync and full coverage is off"
+                if database.clustered else ""))
     raise typer.Exit(EXIT_OK)
 
 

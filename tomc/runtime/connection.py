@@ -323,6 +323,10 @@ class Database:
         except redis.RedisError as err:
             raise ShardUnavailable(f"cannot read the cluster's slot map: {err}") from None
 
+    def node(self, host: str, port: int) -> redis.Redis:
+        """A plain client of one node of this Database's cluster (its credentials)."""
+        return self._node(host, port)
+
     def _node(self, host: str, port: int, readonly: bool = False) -> redis.Redis:
         """A plain client of one node, with this Database's credentials (cached)."""
         key = (host, port, readonly)

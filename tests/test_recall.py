@@ -271,3 +271,36 @@ def test_mcp_and_http(db, story):
         assert wrong.status_code == 400
     with Session.attach(story, db=db, as_agent="Maya") as as_maya:
         assert reply.json() == as_maya.search("money back", mode="meaning").to_json()
+
+
+def test_the_applier_embeds_beside_its_writes(db, local):
+    """A memory written through its applier has its facts embedded on a thread of their
+    own: the mark reaches the memory's step with no search asking for it."""
+    from tomc.memory.applier import serve_appliers
+    from tomc.runtime.keys import appliers_key
+    import time
+    stop = threading.Event()
+    thread = threading.Thread(target=serve_appliers, args=(db, stop, 2))
+    thread.start()
+    catalog.drop(db, "recall_beside")
+    try:
+        while not db.redis.exists(appliers_key()):
+            time.sleep(0.05)
+        with Session.attach("recall_beside", db=db) as session:
+            session.apply(STORY)
+            step = session.step
+        maya = next(g for g in db.graph_names() if "recall_beside" in g and g.endswith("Maya"))
+        deadline = time.monotonic() + 60
+        marks = []
+        while time.monotonic() < deadline:
+            marks = db.read(maya, "MATCH (k:MeaningMark) RETURN k.step AS step", {})
+            if marks and marks[0]["step"] == step:
+                break
+            time.sleep(0.1)
+        assert marks and marks[0]["step"] == step
+        values = {r["v"] for r in db.read(maya, "MATCH (m:Meaning) RETURN m.value AS v", {})}
+        assert "approved" in values and not values & SECRETS
+    finally:
+        stop.set()
+        thread.join()
+        catalog.drop(db, "recall_beside")

@@ -6,13 +6,15 @@ Three modes:
 - `text`: words only, as tomc/analysis/search.py ranks them (the default without an
   embedder);
 - `meaning`: the facts nearest the query in meaning: cosine similarity of the query's
-  vector and each fact's (the text `fact_text` gives), the best `limit`;
+  vector and each fact's (the text `fact_text` gives), the best `limit`; words are not
+  read (`text` is 0) and no event is listed;
 - `hybrid` (the default with an embedder): the facts found by words and the `limit`
   nearest in meaning (per graph), ranked by a weighted sum of parts each in 0..1 (WEIGHTS):
   `text` (the text score over its most, KEY_WEIGHT per term), `meaning` (the similarity,
   0 when negative), `graph` (1 / (1 + links) from the focal subject `about`, when given:
   tomc/analysis/about.py, within MAX_HOPS links, over what the reader holds; else 0), `authority` (the best
-  chain's authority over the highest among the candidates; 0 when none is positive) and
+  chain's authority, none counting 0, over the highest among the candidates; 0 when none
+  is positive) and
   `recency` (the step it was last adopted over the view's step).
 
 Each graph read (a mind asked; the world, for the truth, for the supervisor) first embeds
@@ -34,7 +36,7 @@ from tomc.analysis.search import (DEFAULT_LIMIT, KEY_WEIGHT, Hit, SearchResult, 
                                   facts_of, search)
 from tomc.analysis.view import BeliefView
 from tomc.embedders import fact_text
-from tomc.search_text import words
+from tomc.search_text import terms as query_terms, words
 
 MODES = ("text", "meaning", "hybrid")
 WEIGHTS = {"text": 0.5, "meaning": 0.35, "graph": 0.1, "authority": 0.025, "recency": 0.025}
@@ -109,7 +111,12 @@ def recall(view: BeliefView, text: str, minds: Sequence[str], truth: bool, event
            about: Optional[str] = None) -> SearchResult:
     """Search `text` in `mode` (module docstring). `graphs` names the graph of each owner
     (an agent, or WORLD for the truth) for `vectors`; `about` is the focal subject."""
-    found = search(view, text, minds, truth, events, limit=10**9)
+    if mode == "meaning" and embedder is not None and vectors is not None:
+        # words are not read: meaning alone ranks, as fast as the vector index answers
+        found = SearchResult(text, query_terms(text, view.scenario.policy.aliases),
+                             view.step, [], 0, [])
+    else:
+        found = search(view, text, minds, truth, events, limit=10**9)
     if mode == "text" or embedder is None or vectors is None:
         found.hits = found.hits[:limit]
         return found
@@ -136,7 +143,7 @@ def recall(view: BeliefView, text: str, minds: Sequence[str], truth: bool, event
     candidates = [f for f in candidates if f in hits]
     hops = _hops(view, about, minds, truth) if about else {}
     most = KEY_WEIGHT * max(len(found.terms), 1)
-    top_authority = max((hits[f].chains[0].authority for f in candidates), default=0)
+    top_authority = max((hits[f].chains[0].authority or 0 for f in candidates), default=0)
     weights = {"meaning": 1.0} if mode == "meaning" else dict(WEIGHTS)
     ranked = []
     for fact in candidates:
@@ -144,7 +151,7 @@ def recall(view: BeliefView, text: str, minds: Sequence[str], truth: bool, event
         parts = {"text": min(by_text[fact].score / most, 1.0) if fact in by_text else 0.0,
                  "meaning": max(similarity.get(fact, 0.0), 0.0),
                  "graph": 1 / (1 + hops[fact]) if fact in hops else 0.0,
-                 "authority": (max(hit.chains[0].authority, 0) / top_authority
+                 "authority": (max(hit.chains[0].authority or 0, 0) / top_authority
                                if top_authority > 0 else 0.0),
                  "recency": hit.since / view.step if view.step else 0.0}
         parts = {part: round(value, DIGITS) for part, value in parts.items()}
@@ -163,9 +170,10 @@ def _hits_of(view: BeliefView, facts: set[Fact], minds: Sequence[str], truth: bo
     subjects = tuple(sorted({words(key).split()[0] for key, _ in facts if words(key)}))
     if not subjects:
         return {}
-    return {(h.key.lower(), h.value): h for h in facts_of(view.found(subjects, minds, truth),
-                                                         subjects, at)
-            if (h.key.lower(), h.value) in facts}
+    # a subject is a prefix of others (`svc1` of `svc12`): their versions are left out
+    # before they are grouped and scored
+    rows = [r for r in view.found(subjects, minds, truth) if (r.key.lower(), r.value) in facts]
+    return {(h.key.lower(), h.value): h for h in facts_of(rows, subjects, at)}
 
 
 def _every_fact(view: BeliefView, minds: Sequence[str], truth: bool, at: Steps) -> list[Hit]:

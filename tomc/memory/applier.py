@@ -57,6 +57,7 @@ from tomc.engine.base import Behind
 from tomc.engine.live import CHANGES, DECLARATIONS, LiveScenario
 from tomc.memory import acl, catalog, served_reads, submit, writes
 from tomc.memory.environment import Environment, check_new_memory
+from tomc.memory.meaning import embed_beside
 from tomc.memory.opening import (
     refuse,
     same_policy,
@@ -475,6 +476,8 @@ class Applier:
             return
         self._waiting(rest)
         self._run(rest)
+        if self.live is not None:  # its new facts embedded beside: no write waits for it
+            embed_beside(self.db, self.live.engine.graphs, self.live.step)
 
     def _waiting(self, batch: list[Request]) -> None:
         """Make each commit of `batch` wait for the stronger of this applier's

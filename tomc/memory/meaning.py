@@ -8,23 +8,30 @@ The mode defaults to `hybrid` when an embedder is configured (TOMC_EMBED_PROVIDE
 tomc/embedders.py), else `text`; `meaning` or `hybrid` without one is refused (E205). On
 FalkorDB the vectors are kept in each graph searched, in its vector index
 (tomc/runtime/meaning_index.py); on the reference, in this process (one store for every
-session of it, so a text is embedded once).
+session of it, so a text is embedded once). After an applier's writes, `embed_beside`
+embeds the new facts on a thread of its own, so a search rarely has any left to embed.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import threading
 from typing import Optional, Sequence
 
 from tomc.analysis.recall import MODES, WORLD, InProcess, recall
 from tomc.analysis.search import SearchResult
 from tomc.analysis.view import BeliefView
+from tomc.compiler.plan import GraphNames
 from tomc.dsl import build
 from tomc.dsl.diagnostics import Diagnostic
 from tomc.embedders import EmbedError, configured
 from tomc.engine.falkordb import FalkorEngine
+from tomc.runtime.connection import Database
 from tomc.runtime.errors import TomError
 from tomc.runtime.meaning_index import GraphVectors
 
+log = logging.getLogger(__name__)
 _MADE: dict = {}  # the reference's vectors, by (model, text): one store per process
 
 
@@ -60,3 +67,51 @@ def recalled(view: BeliefView, engine, text: str, minds: Sequence[str], everythi
                       about=about)
     except EmbedError as err:
         raise TomError([Diagnostic("E205", str(err), None, build.PATH)]) from None
+
+
+def embed_beside(db: Database, graphs: GraphNames, step: int) -> None:
+    """After an applier's writes reach `step`: the memory's graphs (`graphs`: every mind
+    and the world) are embedded up to it on a thread of their own, so that a search finds
+    nothing left to embed and no write waits for a model. Nothing when no embedder is
+    configured. Coalesced: a memory written again before its turn is embedded once, to its
+    latest step."""
+    if os.environ.get("TOMC_EMBED_PROVIDER", "").strip():
+        _BESIDE.due(db, [graphs.world, *graphs.minds.values()], step)
+
+
+class _Beside:
+    """The one daemon thread that embeds beside the appliers (`embed_beside`); a failure
+    (no model, a server gone) is logged, and the next search embeds what is missing."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._due: dict[str, tuple[Database, list[str], int]] = {}
+        self._wake = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def due(self, db: Database, graphs: list[str], step: int) -> None:
+        with self._lock:
+            self._due[graphs[0]] = (db, graphs, step)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="tomc-embed",
+                                                daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            with self._lock:
+                due, self._due = self._due, {}
+            for db, graphs, step in due.values():
+                try:
+                    embedder = configured()
+                    vectors = GraphVectors(db)
+                    for graph in graphs:
+                        vectors.sync(embedder, graph, step)
+                except Exception as err:  # noqa: BLE001 (the next search embeds instead)
+                    log.warning("embedding %s up to step %d failed: %s", graphs[0], step, err)
+
+
+_BESIDE = _Beside()

@@ -9,9 +9,10 @@ vector, in a vector index of that graph (docs/language.md, "Search by meaning").
 Each graph is its own index, so an agent's recall reads its own mind graph and nothing
 else, by construction. A fact is (its key lowercased, its value); its node keeps the text
 embedded (tomc/embedders.py `fact_text`) and the model (the embedder's label) that embedded
-it. A `MeaningMark` node says up to which step and by which model the graph is embedded, so
-`sync` reads only the versions adopted since (one read, a scan of the graph's versions'
-steps) and embeds the facts among them that have no vector yet, in batches. A graph whose
+it. A `MeaningMark` node says up to which step, by which model and in an index of which
+dimension the graph is embedded, so `sync` reads only that when nothing is new, else the
+versions adopted since (a scan of the graph's versions' steps), and embeds the facts among
+them that have no vector yet, in batches. A graph whose
 vectors another model made is embedded again whole: its nodes, mark and vector index go
 first (the dimension may differ). After an undo (the memory's step below the mark) the
 graph is read again whole, and only facts without a vector are embedded.
@@ -28,6 +29,8 @@ embeds on the memory's writer, as the full-text index is made
 from __future__ import annotations
 
 from typing import Protocol, Sequence
+
+import redis
 
 from tomc.compiler.templates import render
 from tomc.embedders import fact_text
@@ -48,28 +51,33 @@ class GraphVectors:
 
     def __init__(self, db: Database):
         self.db = db
-        self._graphs = set(db.graph_names())
         self._indexed: set[str] = set()  # graphs synced that have their vector index
 
     def sync(self, embedder: Embedder, graph: str, step: int) -> None:
-        """Every fact `graph` holds by `step` has its vector from `embedder`."""
-        if graph not in self._graphs:  # not written yet: nothing to embed
-            return
-        marks = self.db.read(graph, render("read_meaning_mark.cypher"), {})
-        after = 0
+        """Every fact `graph` holds by `step` has its vector from `embedder`: one read when
+        nothing is new."""
+        try:
+            marks = self.db.read(graph, render("read_meaning_mark.cypher"), {})
+        except redis.ResponseError as err:
+            if "empty key" in str(err):  # the graph is not written yet: nothing to embed
+                return
+            raise
+        after, dimension = 0, None
         if marks and marks[0]["model"] != embedder.label:
             self.db.write(graph, render("meaning_clear.cypher"), {})
             if "vec" in _meaning_indexes(self.db, graph):
                 self.db.write(graph, render("meaning_drop_index.cypher"), {})
-        elif marks and marks[0]["step"] <= step:
-            after = marks[0]["step"]
+        elif marks:
+            after = marks[0]["step"] if marks[0]["step"] <= step else 0
+            dimension = marks[0]["dimension"]
+        if dimension is not None:
+            self._indexed.add(graph)
         if marks and after == step:
-            self._note_index(graph)
             return
         facts = {(r["key"].lower(), r["value"]): fact_text(r["key"], r["value"])
                  for r in self.db.read(graph, render("read_unembedded.cypher"),
                                        {"after": after, "step": step})}
-        if facts and marks:
+        if facts and dimension is not None:
             for r in self.db.read(graph, render("read_meaning_has.cypher"), {
                     "facts": [{"key": k, "value": v} for k, v in facts]}):
                 facts.pop((r["key"], r["value"]), None)
@@ -77,19 +85,16 @@ class GraphVectors:
         for start in range(0, len(missing), BATCH):
             batch = missing[start:start + BATCH]
             vectors = embedder.embed([text for _, text in batch])
-            if start == 0:
-                self._create_index(graph, len(vectors[0]))
+            if dimension is None:
+                dimension = len(vectors[0])
+                self._create_index(graph, dimension)
+                self._indexed.add(graph)
             self.db.write(graph, render("meaning_write.cypher"), {
                 "model": embedder.label,
                 "rows": [{"key": f[0], "value": f[1], "text": t, "vec": v}
                          for (f, t), v in zip(batch, vectors)]})
         self.db.write(graph, render("meaning_mark.cypher"),
-                      {"step": step, "model": embedder.label})
-        self._note_index(graph)
-
-    def _note_index(self, graph: str) -> None:
-        if "vec" in _meaning_indexes(self.db, graph):
-            self._indexed.add(graph)
+                      {"step": step, "model": embedder.label, "dimension": dimension})
 
     def near(self, graph: str, vector: list[float], k: int) -> dict[Fact, float]:
         """{fact: cosine similarity} of the `k` facts of `graph` nearest `vector` (after
@@ -101,7 +106,7 @@ class GraphVectors:
 
     def of(self, graph: str, vector: list[float], facts: set[Fact]) -> dict[Fact, float]:
         """{fact: cosine similarity} of those of `facts` that `graph` has a vector of."""
-        if graph not in self._graphs or not facts:
+        if graph not in self._indexed or not facts:
             return {}
         rows = self.db.read(graph, render("read_meaning_of.cypher"), {
             "facts": [{"key": k, "value": v} for k, v in sorted(facts)], "vector": vector})
@@ -110,10 +115,14 @@ class GraphVectors:
     def _create_index(self, graph: str, dimension: int) -> None:
         """The vector index and the range index on Meaning.key, unless there already."""
         kinds = _meaning_indexes(self.db, graph)
-        if "key" not in kinds:
-            self.db.write(graph, render("meaning_key_index.cypher"), {})
-        if "vec" not in kinds:
-            self.db.write(graph, render("meaning_index.cypher", dimension=dimension), {})
+        try:
+            if "key" not in kinds:
+                self.db.write(graph, render("meaning_key_index.cypher"), {})
+            if "vec" not in kinds:
+                self.db.write(graph, render("meaning_index.cypher", dimension=dimension), {})
+        except redis.ResponseError as err:
+            if "already indexed" not in str(err):  # made meanwhile by another sync: kept
+                raise
 
 
 def _meaning_indexes(db: Database, graph: str) -> set[str]:

@@ -71,6 +71,9 @@ from tomc.runtime.keys import appliers_key, memory_key, memory_name
 log = logging.getLogger(__name__)
 
 LEASE_S = 5
+# How long an applier takes from the agents' queues it knows before it reads their users
+# again (a take that finds nothing reads them at once).
+USERS_S = 5.0
 # How long an applier trusts the number of replicas it read (INFO replication).
 REPLICAS_S = 5.0
 # The fields of a request (tomc/memory/submit.py): text ones always there, others or null.
@@ -181,6 +184,8 @@ class Applier:
         self.processing = memory_key(name, "processing")
         self.lease = memory_key(name, "applier")
         self.dead = memory_key(name, "dead")
+        # (when read, the agents' FalkorDB users), whose queues `_take` takes from.
+        self._users: Optional[tuple[float, list[str]]] = None
         self._replica_count: Optional[tuple[float, int]] = None  # (when read, how many)
 
     # ---------------------------------------------------------------- the loop
@@ -335,12 +340,30 @@ class Applier:
             self.db.redis.zadd(appliers_key("held"), {self.name: time.time() + self.lease_s})
 
     def _requeue(self) -> int:
-        """The requests being applied back at the head of the queue, in their order; how
-        many there were."""
-        moved = 0
-        while self.db.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
+        """The requests being applied back at the head of their writers' queues, in their
+        order (an agent's on its own, where its bounds hold: `_origin`); how many there
+        were."""
+        r, moved = self.db.redis, 0
+        while (raw := r.lindex(self.processing, -1)) is not None:
+            if r.lmove(self.processing, self._origin(raw), "RIGHT", "LEFT") is None:
+                break
             moved += 1
         return moved
+
+    def _origin(self, raw: str) -> str:
+        """The queue a request in processing was taken from: an agent's request names a
+        reply list under its FalkorDB user (submit.py `reply_list`), which is the name of
+        its queue too; anything else (the administrator's, or junk the next take buries)
+        the administrator's queue."""
+        try:
+            reply = json.loads(raw).get("reply")
+        except (ValueError, RecursionError, AttributeError):
+            return self.queue
+        prefix = memory_key(self.name, "reply") + ":"
+        if not isinstance(reply, str) or not reply.startswith(prefix) \
+                or ":" not in reply[len(prefix):]:
+            return self.queue
+        return submit.queue_of(self.name, reply[len(prefix):].rsplit(":", 1)[0])
 
     def _close(self) -> None:
         """Forget the live scenario, and that the lease is held: whatever made this applier
@@ -365,17 +388,27 @@ class Applier:
     def _take(self, block: float = 1.0) -> list[Request]:
         """The requests queued, oldest first from each writer's queue in turn (at most
         BATCH; AGENT_SLICE from each agent), moved to processing; waits up to `block`
-        seconds for a writer's bell first (0: not at all). Two round trips: the agents'
-        queues (their users, tomc/memory/acl.py) with the bell, then the script."""
+        seconds for a writer's bell first (0: not at all). One round trip with the bell
+        (the script), two when the agents' users (tomc/memory/acl.py), which name their
+        queues, are read again: after USERS_S, or when a take finds every queue it knows
+        empty (an agent granted since may have queued)."""
         r = self.db.redis
-        pipe = r.pipeline(transaction=False)
-        if block:
-            pipe.blpop([self.bell], block)
-        pipe.hvals(acl.users_key(catalog.memory_graphs(self.name)))
-        users = pipe.execute()[-1]
-        queues = [self.queue, *(submit.queue_of(self.name, u) for u in sorted(users))]
+        stale = self._users is None or time.monotonic() - self._users[0] > USERS_S
+        if block or stale:
+            pipe = r.pipeline(transaction=False)
+            if block:
+                pipe.blpop([self.bell], block)
+            if stale:
+                pipe.hvals(acl.users_key(catalog.memory_graphs(self.name)))
+            found = pipe.execute()
+            if stale:
+                self._users = (time.monotonic(), sorted(found[-1]))
+        queues = [self.queue, *(submit.queue_of(self.name, u) for u in self._users[1])]
         raws, dropped = r.eval(_TAKE, 2 + len(queues), self.processing, self.bell, *queues,
                                BATCH, AGENT_SLICE, submit.AGENT_QUEUED)
+        if not raws and not dropped and not stale:
+            self._users = None  # nothing where it looked: look at every agent's queue too
+            return self._take(0)
         for queue, count in dropped:
             self._note(f"{count} entries pushed on {queue} past its bound "
                        f"({submit.AGENT_QUEUED} waiting) were dropped unread")

@@ -546,3 +546,52 @@ def test_the_documented_cluster_setup_is_highly_available(tmp_path):
                 nodes.client(port).shutdown(nosave=True)
             except redis.RedisError:
                 pass
+
+
+def test_an_agents_own_credential_reads_and_speaks_on_a_cluster(cluster, cdb):
+    """`tomc token credential` on a cluster names every node; its user reads the slot map
+    and finds the memory's shard; it reads its own mind and speaks through the memory's
+    applier (`tomc serve --db`), exactly as on one server; what it may not do is refused
+    clearly, not with MOVED text."""
+    name = "own_on_cluster"
+    with Session.attach(name, db=cdb) as live:
+        live.apply("\n".join(STORY))
+    made = tomc("token", "credential", name, "--agent", "Maya", "--json", url=cluster.url)
+    assert made.returncode == 0, made.stderr
+    own = json.loads(made.stdout)["url"]
+    assert own.startswith("redis+cluster://tomc_") and own.count(",") == 5  # every node
+    unserved = tomc("memory", "apply", name, "Maya says refund.note = checked", "--as",
+                    "Maya", url=own)
+    assert unserved.returncode == 3 and "tomc serve" in unserved.stderr, unserved.stderr
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", cluster.url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        shard = cdb.shard(memory_key(name))
+        deadline = time.monotonic() + 120
+        while not submit.serving(shard.redis, name):
+            assert serve.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        asked = tomc("memory", "ask", name, "Maya believes refund.status", "--as", "Maya",
+                     "--json", url=own)
+        assert asked.returncode == 0, asked.stderr
+        assert json.loads(asked.stdout)["answers"][0]["value"] == "approved"
+        spoke = tomc("memory", "apply", name, "Maya says refund.note = checked", "--as",
+                     "Maya", url=own)
+        assert spoke.returncode == 0, spoke.stderr
+        with Session.attach(name, db=own, as_agent="Maya") as maya:
+            assert maya.believes("Maya", "refund.status").values == ["approved"]
+            (event,) = maya.apply("Maya says refund.reason = late")
+            assert "refund.reason" in event.text
+        refused = tomc("memory", "apply", name, "Billing says refund.note = no", "--as",
+                       "Maya", url=own)
+        assert refused.returncode == 4 and "access denied" in refused.stderr, refused.stderr
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        said = serve.stderr.read()
+        serve.stderr.close()
+    assert "Traceback" not in said, said
+    with Session.attach(name, db=cdb) as reader:
+        assert reader.believes("Billing", "refund.note").values == ["checked"]
+        assert reader.believes("Billing", "refund.reason").values == ["late"]
+    catalog.drop(cdb, name)

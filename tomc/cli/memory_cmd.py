@@ -126,23 +126,22 @@ def apply(name: str = typer.Argument(..., help="The memory (created if it does n
             own = as_agent is not None and _own_credential(conn, name)
         except (redis.RedisError, DatabaseUnavailable) as err:
             fail(f"FalkorDB unavailable: {err}", EXIT_NO_DATABASE, json_output)
-        if own and conn.clustered:
-            fail(f"{as_agent}'s own credential is for one server: on a cluster its user "
-                 "cannot read the slot map (docs/security.md)", EXIT_NO_DATABASE, json_output)
-        if own and not submit.serving(conn.redis):
-            fail(f"{as_agent}'s own credential writes only through the memory's applier, and "
-                 "no `tomc serve` runs on this server (docs/security.md)", EXIT_NO_DATABASE,
-                 json_output)
         # A cluster: the memory's shard, where its applier (if `tomc serve --db` runs one)
         # holds its lease.
         shard = conn.shard(memory_key(name)) if conn.clustered else conn
         clustered = name if conn.clustered else None
+        if own and not submit.serving(shard.redis, clustered):
+            fail(f"{as_agent}'s own credential writes only through the memory's applier, and "
+                 f"none serves memory {name} (is `tomc serve` running"
+                 f"{' --db on the cluster' if clustered else ''}? docs/security.md)",
+                 EXIT_NO_DATABASE, json_output)
         if (as_agent is None or own) and submit.serving(shard.redis, clustered):
             try:
                 reply = submit.submit(shard.redis, name, text, key or uuid.uuid4().hex,
                                       after_step, create=None if own else policy or "default",
                                       policy=None if own else policy, as_agent=as_agent,
-                                      clustered=conn.clustered)
+                                      clustered=conn.clustered,
+                                      wait_replicas=conn.options.wait_replicas)
             except submit.NoApplier:
                 reply = None  # withdrawn, nothing applied: write it here
             except DatabaseUnavailable as err:

@@ -118,7 +118,13 @@ def credential(name: str = typer.Argument(..., help="The memory of the agent."),
 
 
 def _url(conn, user: str, password: str) -> str:
-    """The URL of `conn`'s server, logged in as `user`."""
+    """The URL of `conn`'s server (of a cluster: naming every master and replica, any of
+    which finds the others), logged in as `user`."""
+    if conn.cluster is not None:
+        nodes = ",".join(f"{n.connection_pool.connection_kwargs['host']}:"
+                         f"{n.connection_pool.connection_kwargs['port']}"
+                         for n in conn.nodes(replicas=True))
+        return f"redis+cluster://{user}:{password}@{nodes}"
     where = conn.redis.connection_pool.connection_kwargs
     if where.get("path"):
         return f"unix://{user}:{password}@{where['path']}"

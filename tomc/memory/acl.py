@@ -90,13 +90,14 @@ def selectors(graphs: GraphNames, agent: str) -> list[tuple[str, list[str]]]:
 
 def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
     """The ACL SETUSER rules of `agent`'s user: PING, READONLY (which lets a cluster
-    replica answer its view's reads; it grants no command), and the selectors of
+    replica answer its view's reads; it grants no command), CLUSTER SLOTS and SHARDS (the
+    slot map: which node serves its memory, on a cluster), and the selectors of
     `submitting` and `reading`. No GRAPH command: its reads of its mind graph are run by
     the applier (tomc/memory/served_reads.py)."""
     selectors_ = [f"({' '.join('~' + k for k in keys)} +{command})"
                   for command, keys in selectors(graphs, agent)]
     return ["reset", "on", ">" + password, "resetkeys", "resetchannels", "-@all", "+ping",
-            "+readonly", *selectors_]
+            "+readonly", "+cluster|slots", "+cluster|shards", *selectors_]
 
 
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:

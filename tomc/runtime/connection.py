@@ -224,6 +224,10 @@ class Database:
             try:
                 client.exists(key)
                 return client, f"redis://{host}:{port}"
+            except redis.exceptions.NoPermissionError:
+                # An agent's own user may not touch `key`: the node answers; a command of
+                # its own that it no longer serves meets MOVED (`following`).
+                return client, f"redis://{host}:{port}"
             except (redis.ResponseError, redis.ConnectionError, redis.TimeoutError) as err:
                 failed += not redirect(err)
                 if failed == 2 or (redirect(err) and time.monotonic() > deadline):
@@ -676,6 +680,8 @@ def from_cluster_url(url: str, interactive: bool = False) -> Database:
         try:
             version = falkordb_version(node)
             node.execute_command("GRAPH.LIST")
+        except redis.exceptions.NoPermissionError:
+            continue  # an agent's own user (its administrator's connection checked it)
         except (redis.ConnectionError, redis.TimeoutError) as err:
             # A master down (its replica not promoted yet) fails only what its shard serves.
             logger.warning("cluster node %s does not answer: %s", where, err)

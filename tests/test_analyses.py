@@ -210,7 +210,7 @@ def test_handoff_receipt_counts_and_shows_what_is_sent(db):
             "A sets k.s = seen\nask handoff A -> B")
     (receipt,) = results(db, body, "p")
     assert receipt.message == ("d.s = 18 (from bulletin; authority 4)\nk.s = seen\n"
-                               "caveat: d.s = 18 is contested by 20 (memo)")
+                               "caveat: memo claims d.s = 20 (authority 1)")
     assert receipt.size == 3 and receipt.to_json()["size"] == {
         "lines": 3, "facts": 2, "caveats": 1, "endings": 0, "hearsay": 0}
 

@@ -11,6 +11,8 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
   private tell);
 - **caveats**: for each included value, the rival claims against it; for a value `S > R`
   already holds, the rivals `S > R`'s version lacks (`caveats_to_send`);
+- **hearsay**: what S thinks a third agent X believes, where S thinks `R > X` lacks it or
+  holds another value (`hearsay_to_send`, `ReceiverModels`): never what it holds already;
 - **readiness**: for each procedure of the scenario (its policy's and its own) with a step
   on an included key, the verdict (docs/language.md, "Procedures and readiness") from S's
   beliefs, from `S > R` now, and from `S > R` once it takes the included facts in (a `one`
@@ -31,9 +33,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 from tomc.analysis.view import BeliefView, Held, Rival
+from tomc.dsl import ast
+from tomc.dsl.parser import parse_statements
 from tomc.readiness import step_status, verdict_of
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -310,19 +315,61 @@ def is_private_model(h: Held, sender: str) -> bool:
 def hearsay_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
     """The sender's models of third parties it hands on (docs/semantics.md section 3): what
     `sender > X` holds, for each agent X other than the two whose `receiver > X` the policy
-    tracks, unless private or already in `sender > receiver > X` (when tracked), by X, key
-    and value."""
+    tracks, unless private or what the receiver's model of X holds already as the sender
+    sees it (`ReceiverModels`), by X, key and value: hearsay corrects or fills that model,
+    it never repeats it."""
     chains = set(view.scenario.chains())
+    models = ReceiverModels(view, sender, receiver)
     out = []
     for agent in view.scenario.agents:
         if agent in (sender, receiver) or (receiver, agent) not in chains:
             continue
-        known = {(h.key, h.value) for h in view.held([(sender, receiver, agent)])} \
-            if (sender, receiver, agent) in chains else set()
+        known = models.of(agent)
         out += sorted((h for h in view.held([(sender, agent)])
                        if not is_private_model(h, sender) and (h.key, h.value) not in known),
                       key=lambda h: (h.key, h.value))
     return out
+
+
+class ReceiverModels:
+    """What the sender thinks the receiver's models of third agents hold (`of`)."""
+
+    def __init__(self, view: BeliefView, sender: str, receiver: str):
+        self.view, self.sender, self.receiver = view, sender, receiver
+        self.tracked = set(view.scenario.chains())
+
+    def of(self, agent: str) -> set[tuple[str, str]]:
+        """The (key, value) pairs the sender thinks `receiver > agent` holds: `sender >
+        receiver > agent` when the policy tracks it. Else, of what `sender > agent` holds,
+        the versions `sender > receiver` took in at the same event (the same step: an
+        event the sender saw both take in, which the receiver saw the agent take in too,
+        so the rules gave `receiver > agent` the value as well; a tell has one listener, so
+        it never counts), and those held since the sender's last `handoff sender ->
+        receiver write` (it sent them as hearsay, or knew the receiver held them)."""
+        s, r = self.sender, self.receiver
+        if (s, r, agent) in self.tracked:
+            return {(h.key, h.value) for h in self.view.held([(s, r, agent)])}
+        theirs = self.view.held([(s, agent)])
+        handed = self.handed
+        together = {(h.key, h.value, h.since) for h in self.view.held([(s, r)])}
+        return {(h.key, h.value) for h in theirs
+                if (h.key, h.value, h.since) in together
+                or (handed is not None and h.since <= handed)}
+
+    @cached_property
+    def handed(self) -> Optional[int]:
+        """The step of the sender's latest handoff to the receiver (None: none yet), read
+        from the events once, when a model is not tracked."""
+        return next((e.step for e in reversed(self.view.events()) if e.kind == "handoff"
+                     and _is_handoff(e.text, self.sender, self.receiver)), None)
+
+
+def _is_handoff(text: str, sender: str, receiver: str) -> bool:
+    """Whether an event's .tom text is `handoff sender -> receiver write` (names as parsed,
+    so a quoted name reads as its text)."""
+    statements = parse_statements(text)
+    return (len(statements) == 1 and isinstance(statements[0], ast.HandoffWrite)
+            and (statements[0].sender.text, statements[0].receiver.text) == (sender, receiver))
 
 
 def endings_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
@@ -350,6 +397,13 @@ def _line(i: Included) -> str:
     if not i.sources:
         return f"{i.key} = {i.value}"
     return f"{i.key} = {i.value} (from {', '.join(i.sources)}; authority {i.authority})"
+
+
+def _caveat_line(c: Caveat) -> str:
+    """A caveat as sent: who claims the rival value, and with what authority (the value it
+    disputes is the fact's line above, or what the receiver holds already)."""
+    claimant = f"{c.rival.source} claims" if c.rival.source else "observed:"
+    return f"caveat: {claimant} {c.key} = {c.rival.value} (authority {c.rival.authority})"
 
 
 def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
@@ -398,13 +452,11 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
     hearsay = tuple((h.chain[1], Included(h.key, h.value, h.support, h.authority, h.since))
                     for h in hearsay_to_send(view, sender, receiver))
     message = "\n".join([_line(i) for i in included]
-                        + [f"caveat: {c.key} = {c.value} is contested by {c.rival.value} "
-                           f"({c.rival.source or 'observed'})" for c in caveats]
+                        + [_caveat_line(c) for c in caveats]
                         + [f"ended: {e.key} = {e.value} no longer holds (from "
                            f"{', '.join(e.sources) or sender}; authority {e.authority})"
                            for e in endings]
-                        + [f"{agent} believes {h.key} = {h.value} (as {sender} knows it)"
-                           for agent, h in hearsay])
+                        + [f"{agent} believes {h.key} = {h.value}" for agent, h in hearsay])
     transcript = "\n".join(e.text for e in view.events())
     return HandoffReceipt(sender, receiver, view.step, included, excluded, caveats, message,
                           estimate_tokens(message), estimate_tokens(transcript),

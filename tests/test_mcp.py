@@ -56,7 +56,8 @@ AGENT_TOOLS = {"my_beliefs", "what_do_i_think", "who_is_misinformed", "context_f
 TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)
 MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
             "mcp_http_other", "mcp_pages",
-            "mcp_exists", "mcp_nowhere", "mcp_ready", "mcp_calls", "mcp_calls_agent"]
+            "mcp_exists", "mcp_nowhere", "mcp_ready", "mcp_calls", "mcp_calls_agent",
+            "mcp_closed"]
 
 
 def wire(model) -> dict:
@@ -712,3 +713,26 @@ def test_an_agent_servers_calls_are_answered_at_once(db):
     results = anyio.run(scenario)
     assert [r["value"] for i, r in enumerate(results) if i % 3] == ["approved"] * 4
     assert sorted(r["events"][0]["step"] for i, r in enumerate(results) if i % 3 == 0) == [5, 6]
+
+
+def test_a_tool_takes_only_its_arguments_and_names_the_closest_one(db):
+    """Closed input schemas (tomc/mcp/sdk.py `ClosedServer`): every tool's says
+    `additionalProperties: false`, and an argument a tool does not take is bad input
+    naming the closest one, never dropped (`believes` with `at: 3` answered for now)."""
+    record_story(db, "mcp_closed")
+
+    async def scenario():
+        async with connected(db, "mcp_closed") as client:
+            tools = (await client.list_tools()).tools
+            wrong = await refused(client, "believes", chain="Maya", key="refund.status", at=3)
+            right = await call(client, "believes", chain="Maya", key="refund.status",
+                               at_step=4)
+            return tools, wrong, right
+
+    tools, wrong, right = anyio.run(scenario)
+    assert all(wire(t)["inputSchema"]["additionalProperties"] is False for t in tools)
+    assert (wrong["error"], wrong["exit_code"]) == ("bad_input", 2)
+    (diagnostic,) = wrong["diagnostics"]
+    assert diagnostic["code"] == "E143" and "`at`" in diagnostic["message"]
+    assert diagnostic["hint"].startswith("did you mean `at_step`?")
+    assert right["value"] == "approved"

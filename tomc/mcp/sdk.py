@@ -10,9 +10,11 @@ are named so, and v2 accepts them as aliases of its snake_case fields.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
+
+from tomc.dsl.diagnostics import Diagnostic, did_you_mean
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -23,18 +25,58 @@ except ModuleNotFoundError as err:
     from mcp.server.fastmcp import FastMCP as MCPServer
     SDK_V2 = False
 
-__all__ = ["LOOPBACK_HOSTS", "MCPServer", "SDK_V2", "new_server", "run"]
+__all__ = ["LOOPBACK_HOSTS", "ClosedServer", "MCPServer", "SDK_V2", "new_server", "run"]
 
 # The Host names of the loopback interface, answered by default (DNS rebinding).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
+class ClosedServer(MCPServer):
+    """The SDK's server with closed tool arguments: each tool's input schema says
+    `additionalProperties: false`, and a call naming an argument the tool does not take is
+    refused as bad input (E143, tomc/mcp/results.py), naming the closest one: the SDK
+    would drop it silently (`believes` with `at: 3` answered for now)."""
+
+    async def list_tools(self, *args, **kwargs):
+        for tool in self._tool_manager.list_tools():
+            tool.parameters["additionalProperties"] = False
+        return await super().list_tools(*args, **kwargs)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args, **kwargs):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            taken = tool.parameters.get("properties", {})
+            unknown = sorted(set(arguments or {}) - set(taken))
+            if unknown:
+                from tomc.mcp.results import EXIT_BAD_INPUT, failure  # (it needs the API)
+
+                return failure("bad_input", f"tool `{name}` takes no argument "
+                               + ", ".join(f"`{u}`" for u in unknown), EXIT_BAD_INPUT,
+                               [unknown_argument(name, u, taken) for u in unknown])
+        return await super().call_tool(name, arguments, *args, **kwargs)
+
+
+def unknown_argument(tool: str, name: str, taken: Sequence[str]) -> Diagnostic:
+    """E143 for argument `name` of a call of `tool`, which takes only `taken`: the closest
+    of them, or the list."""
+    # (a short name is a prefix of the one meant: `at` for `at_step`, too far for difflib)
+    prefixed = sorted(t for t in taken if t.startswith(name) or name.startswith(t))
+    close = f"did you mean `{prefixed[0]}`?" if len(prefixed) == 1 \
+        else did_you_mean(name, taken) if taken else None
+    listed = ("its arguments: " + ", ".join(f"`{t}`" for t in sorted(taken))) if taken \
+        else "it takes no arguments"
+    hint = f"{close} ({listed})" if close and close.startswith("did you mean") else listed
+    return Diagnostic("E143", f"tool `{tool}` takes no argument `{name}`", None, f"<{tool}>",
+                      hint=hint)
+
+
 def new_server(name: str, title: str, instructions: str) -> MCPServer:
-    """A server that logs warnings only (stdio carries the protocol; logs go to stderr).
-    `title` (the name shown to people) is given where the SDK takes one: v2 only."""
+    """A server (closed tool arguments: `ClosedServer`) that logs warnings only (stdio
+    carries the protocol; logs go to stderr). `title` (the name shown to people) is given
+    where the SDK takes one: v2 only."""
     if SDK_V2:
-        return MCPServer(name, title=title, instructions=instructions, log_level="WARNING")
-    return MCPServer(name, instructions=instructions, log_level="WARNING")
+        return ClosedServer(name, title=title, instructions=instructions, log_level="WARNING")
+    return ClosedServer(name, instructions=instructions, log_level="WARNING")
 
 
 def run(server: MCPServer, http_port: Optional[int] = None,

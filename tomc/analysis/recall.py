@@ -8,14 +8,14 @@ Three modes:
 - `meaning`: the facts nearest the query in meaning: cosine similarity of the query's
   vector and each fact's (the text `fact_text` gives), the best `limit`; words are not
   read (`text` is 0) and no event is listed;
-- `hybrid` (the default with an embedder): the facts found by words and the `limit`
-  nearest in meaning (per graph), ranked by a weighted sum of parts each in 0..1 (WEIGHTS):
-  `text` (the text score over its most, KEY_WEIGHT per term), `meaning` (the similarity,
-  0 when negative), `graph` (1 / (1 + links) from the focal subject `about`, when given:
-  tomc/analysis/about.py, within MAX_HOPS links, over what the reader holds; else 0), `authority` (the best
-  chain's authority, none counting 0, over the highest among the candidates; 0 when none
-  is positive) and
-  `recency` (the step it was last adopted over the view's step).
+- `hybrid` (the default with an embedder): the facts found by words and the nearest in
+  meaning (at least 10), ranked by a weighted sum of parts each in 0..1 (WEIGHTS): `text`
+  (the text score over its most, KEY_WEIGHT per term), `meaning` (the similarity, 0 when
+  negative), `graph` (1 / (1 + links) from the focal subject `about`, when given, within
+  MAX_HOPS links, over what the reader holds: tomc/analysis/about.py; else 0),
+  `authority` (the best chain's authority, none counting 0, over the highest among the
+  candidates; 0 when none is positive) and `recency` (the step it was last adopted over
+  the view's step).
 
 Each graph read (a mind asked; the world, for the truth, for the supervisor) first embeds
 the facts it holds that have no vector yet (`Vectors.sync`), then gives its nearest facts

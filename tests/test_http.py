@@ -462,3 +462,16 @@ def test_a_chunked_body_over_the_bound_is_a_413(db, memory):
         answer = c.post(f"/memories/{MEMORY}/events", headers=auth(memory["supervisor"]),
                         content=chunks())
         assert answer.status_code == 413
+
+
+def test_a_question_about_a_key_no_event_wrote_carries_its_warning(client, memory):
+    """W180 ("did you mean") on HTTP as on the CLI and MCP (tomc/wire.py `warned`), and
+    only on the question that had it (a pooled session's last warnings are not repeated)."""
+    misspelt = get(client, memory["supervisor"], "/believes", chain="Maya",
+                   key="refund.stauts")
+    assert misspelt.status_code == 200
+    (warning,) = misspelt.json()["warnings"]
+    assert warning["code"] == "W180" and "refund.status" in warning["hint"]
+    assert "W180" in misspelt.json()["rendered_warnings"]
+    right = get(client, memory["supervisor"], "/believes", chain="Maya", key="refund.status")
+    assert "warnings" not in right.json()

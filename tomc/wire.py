@@ -84,3 +84,13 @@ def history_page(memory: str, step: int, events: Sequence[AnyEvent], after_step:
     page = later[:limit]
     return {"memory": memory, "step": step, "events": [event_json(e) for e in page],
             "next_after_step": page[-1].step if len(later) > limit else None}
+
+
+def warned(payload: dict, session) -> dict:
+    """`payload` of a question's answer, with `warnings` (W180: a key no event wrote, and
+    the closest keys) when the question `session` (a Session) answered last had any: as
+    `tomc memory ask --json` gives them, on MCP and HTTP alike."""
+    if not session.warnings:
+        return payload
+    return {**payload, "warnings": [d.to_json() for d in session.warnings],
+            "rendered_warnings": "\n".join(d.render(None) for d in session.warnings)}

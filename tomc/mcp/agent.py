@@ -26,8 +26,8 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (About, Agent, AtStep, Key, On, Procedure, SearchAbout,
                                 SearchLimit, SearchMode, SearchText, Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, warned
-from tomc.wire import event_json, held_json
+from tomc.mcp.results import Guard, answer
+from tomc.wire import event_json, held_json, warned
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

@@ -29,7 +29,7 @@ import redis
 from mcp.types import CallToolResult, TextContent
 
 from tomc.analysis.quoting import NOTICE
-from tomc.api import AccessDenied, DatabaseUnavailable, Session, StaleWrite, TomError
+from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.pool import SessionPool
@@ -57,15 +57,6 @@ def _content(body: dict, flagged_says: str) -> list[TextContent]:
     content.append(TextContent(type="text", text=json.dumps(body, ensure_ascii=False,
                                                             indent=1)))
     return content
-
-
-def warned(payload: dict, session: Session) -> dict:
-    """`payload` of a question's answer, with `warnings` (W180: a key no event wrote, and
-    the closest keys) when the question had any: as `tomc memory ask --json` gives them."""
-    if not session.warnings:
-        return payload
-    return {**payload, "warnings": [d.to_json() for d in session.warnings],
-            "rendered_warnings": "\n".join(d.render(None) for d in session.warnings)}
 
 
 def failure(kind: str, message: str, exit_code: int,

@@ -21,8 +21,8 @@ from tomc.dsl.program import AnyEvent
 from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Procedure, Room,
                                 SearchAbout, SearchLimit, SearchMode, SearchText, Value)
 from tomc.mcp.describe import tool
-from tomc.mcp.results import Guard, answer, warned
-from tomc.wire import HISTORY_LIMIT, event_json, history_page
+from tomc.mcp.results import Guard, answer
+from tomc.wire import HISTORY_LIMIT, event_json, history_page, warned
 from tomc.mcp.sdk import MCPServer
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)

@@ -39,7 +39,15 @@ from tomc.runtime import tokens
 from tomc.web.errors import STATUSES
 from tomc.web.memories import Memories
 from tomc.web.typed import TypedEvent
-from tomc.wire import HISTORY_LIMIT, error_json, event_json, held_json, history_page, with_flags
+from tomc.wire import (
+    HISTORY_LIMIT,
+    error_json,
+    event_json,
+    held_json,
+    history_page,
+    warned,
+    with_flags,
+)
 
 Chain = Annotated[list[str], Query(description="An agent, or agents outermost first "
                                    "(chain=Maya&chain=Billing: what Maya thinks Billing "
@@ -108,8 +116,11 @@ def router(held: Memories):
         return JSONResponse(with_flags(payload, events))
 
     def ask(name: str, who: tokens.Grant, question) -> JSONResponse:
+        """The answer of `question(session)`, with the warnings of the question it asked
+        (W180, "did you mean": `warned`), as the CLI and MCP give them."""
         with held.use(name, who.agent) as session:
-            return answer(session, question(session).to_json())
+            session.warnings = []  # (a pooled session's: its last question's)
+            return answer(session, warned(question(session).to_json(), session))
 
     def writer(name: str, who: tokens.Grant):
         if who.agent is not None:

@@ -24,6 +24,7 @@ The label names provider and model: a vector stored under another label is re-em
 from __future__ import annotations
 
 import json
+import logging
 import os
 import urllib.error
 import urllib.request
@@ -87,6 +88,8 @@ class LocalEmbedder:
     label = f"local:{LOCAL_MODEL}"
 
     def __init__(self):
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
         try:
             import wordllama
             from safetensors import safe_open
@@ -95,6 +98,11 @@ class LocalEmbedder:
         except ModuleNotFoundError:
             raise EmbedError("the local embedding provider needs its model: pip install "
                              f"'tomc[embed]' (or pip install wordllama) (see {DOCS})") from None
+        finally:  # wordllama configures the root logger at INFO when imported: undone
+            for handler in root.handlers[:]:
+                if handler not in handlers:
+                    root.removeHandler(handler)
+            root.setLevel(level)
         root = Path(wordllama.__file__).parent
         try:
             tokenizer = Tokenizer.from_file(

@@ -304,3 +304,16 @@ def test_the_applier_embeds_beside_its_writes(db, local):
         stop.set()
         thread.join()
         catalog.drop(db, "recall_beside")
+
+
+def test_the_recall_eval_runs_on_a_small_memory(db, local):
+    """eval/recall.py's generated memory, small: every mode ranks, hybrid keeps what words
+    find, and the report renders."""
+    from eval.recall import MODES, generated, render
+    figures = generated(db, 100, 5)
+    assert figures["facts"] == 100 and set(figures["modes"]) == set(MODES)
+    assert figures["modes"]["hybrid"]["recall_at_5"] >= figures["modes"]["text"]["recall_at_5"]
+    page = render({"python": "3", "falkordb": "4", "model": "local", "generated": [figures],
+                   "scenarios": {"queries": 0, "rows": [],
+                                 "modes": {m: figures["modes"][m] for m in MODES}}})
+    assert "A generated memory of 100 facts" in page

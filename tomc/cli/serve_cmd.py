@@ -89,9 +89,10 @@ def serve(data: Optional[Path] = typer.Option(
         ("--max-memory", max_memory, None), ("--workers", workers, None),
         ("--warm", warm, None), ("--db", db, None)) if value != default]
     if check and db is not None:
-        if set(given) - {"--db"}:
-            fail(f"--check --db checks the cluster at --db: {', '.join(sorted(set(given) - {'--db'}))} "
-                 "configure a server; drop them", EXIT_BAD_INPUT)
+        extra = ", ".join(sorted(set(given) - {"--db"}))
+        if extra:
+            fail(f"--check --db checks the cluster at --db: {extra} configure a server; "
+                 "drop them", EXIT_BAD_INPUT)
         _check_db(db)
     if check:
         if set(given) - {"--data"}:

@@ -41,6 +41,10 @@ from tomc.runtime.keys import appliers_key
 from tomc.runtime.tokens import TOKENS_KEY
 
 
+# The commands an agent's user may run on no key (as ACL GETUSER lists them).
+PLAIN = ("+ping", "+readonly", "+cluster|slots", "+cluster|shards")
+
+
 def users_key(graphs: GraphNames) -> str:
     """The hash {agent: user name} of a memory's agent users (no password: `password`)."""
     return graphs.world + ":users"
@@ -96,8 +100,8 @@ def rules(graphs: GraphNames, agent: str, password: str) -> list[str]:
     the applier (tomc/memory/served_reads.py)."""
     selectors_ = [f"({' '.join('~' + k for k in keys)} +{command})"
                   for command, keys in selectors(graphs, agent)]
-    return ["reset", "on", ">" + password, "resetkeys", "resetchannels", "-@all", "+ping",
-            "+readonly", "+cluster|slots", "+cluster|shards", *selectors_]
+    return ["reset", "on", ">" + password, "resetkeys", "resetchannels", "-@all", *PLAIN,
+            *selectors_]
 
 
 def grant(db: Database, graphs: GraphNames, agent: str) -> tuple[str, str]:
@@ -181,7 +185,7 @@ def _matches(found, graphs: GraphNames, user: str, secret: str) -> bool:
               for command, keys in selectors(graphs, agent)]
     return ("on" in found.get("flags", []) and found.get("keys") in ("", [])
             and hashlib.sha256(secret.encode()).hexdigest() in found.get("passwords", [])
-            and commands == ["+ping", "+readonly"]
+            and commands == sorted(PLAIN)
             and found_selectors == wanted)
 
 

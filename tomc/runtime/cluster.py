@@ -4,8 +4,9 @@ serve a key's slot (docs/deployment.md).
 tomc reads the map itself (`CLUSTER SLOTS` from any node that answers) rather than through
 redis-py's RedisCluster, which follows MOVED and retries behind its caller's back and
 needs one particular node to answer when it starts (the one a failed master may be).
-tomc sends a memory's commands to the master of its hash tag's slot on a plain connection,
-and a MOVED reply is an error the caller sees (tomc/runtime/connection.py `redirected`).
+tomc sends a memory's commands to the master of its hash tag's slot on a plain connection;
+a MOVED or ASK reply makes it read the map again and send again only what did not run
+(tomc/runtime/connection.py `Database.following`, `ShardClient`).
 """
 
 from __future__ import annotations

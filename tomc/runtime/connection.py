@@ -282,10 +282,10 @@ class Database:
 
     @contextmanager
     def redirected(self, key: str) -> Iterator[None]:
-        """Run a command on this Database's node: a lost connection, and a MOVED/ASK/
-        CLUSTERDOWN reply, become a DatabaseUnavailable that says what happened and makes
-        the next command look the master up again. Never followed silently: a memory's
-        transactions must stay on the node that serves its slot."""
+        """Run commands on this Database's node: a lost connection, and a MOVED/ASK/
+        CLUSTERDOWN reply that reaches here (a shard's client sends a command again where
+        nothing ran: `following`), become a DatabaseUnavailable that says what happened and
+        makes the next command look the master up again."""
         self.current()
         try:
             yield

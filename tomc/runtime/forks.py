@@ -29,9 +29,6 @@ from tomc.runtime.keys import memory_key, memory_name
 from tomc.runtime.server import process_alive
 
 FORK_PREFIX = "tomfork"
-# FalkorDB versions (major, minor) whose replicas were seen to restart from an AOF holding a
-# GRAPH.COPY and a write to the copy (docs/falkordb.md check 10.2): 4.16; 4.22.1's do not.
-COPY_SAFE_ON_REPLICAS = ((4, 16),)
 # GRAPH.COPY forks the server, which refuses while another child runs (an AOF rewrite, a
 # BGSAVE: "could not fork"); those end in seconds, so a copy waits up to this long.
 COPY_WAIT_S = 30.0
@@ -40,13 +37,13 @@ COPY_WAIT_S = 30.0
 def replays(db: Database) -> bool:
     """Whether simulations on `db` (a memory's shard, or one server) must not fork with
     GRAPH.COPY: its URL asks so (`simulate=replay`), or, by default, its master has
-    replicas and its FalkorDB is not a version whose replicas survive a copy (docs/
-    deployment.md, "Known limits"). Then a simulation replays the scenario instead
+    replicas: on FalkorDB 4.22.1 and 4.16.3 alike, a node whose AOF holds a GRAPH.COPY and
+    a write to the copy was seen to shut down when it restarted, and a 4.16 master to hang
+    on a GRAPH.COPY right after a replica's full sync (docs/falkordb.md check 10.2,
+    docs/deployment.md "Known limits"). Then a simulation replays the scenario instead
     (tomc/engine/falkordb.py `simulate`)."""
     if db.options.simulate != "auto":
         return db.options.simulate == "replay"
-    if db.version is not None and db.version[:2] in COPY_SAFE_ON_REPLICAS:
-        return False
     return int(db.redis.info("replication").get("connected_slaves", 0)) > 0
 
 

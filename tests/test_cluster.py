@@ -354,6 +354,74 @@ def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
         catalog.drop(db, name)
 
 
+def test_a_memory_resharded_under_its_applier_loses_and_doubles_nothing(cluster):
+    """The same move under `tomc serve --db`: a writer's session submits to the memory's
+    applier throughout; its writes resume within 5 s of each move, and a request whose
+    pipeline met the half-moved slot is a DatabaseUnavailable (retried with its idempotency
+    key: never doubled), never a raw error."""
+    name = "resharded_served"
+    with Session.attach(name, db=cluster.url) as setup:
+        setup.apply("agents A, B\nrooms r\nA, B enter r")
+    slot = key_slot(memory_key(name).encode())
+    home = cluster.master_of(memory_key(name))
+    away = next(p for p in cluster.ports[:3] if p != home and p in cluster.processes)
+    serve = subprocess.Popen([sys.executable, "-m", "tomc", "serve", "--db", cluster.url],
+                             cwd=REPO, stderr=subprocess.PIPE, text=True)
+    live = Session.attach(name, db=cluster.url)
+    acked: list[tuple[float, int]] = []
+    errors: list[Exception] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                live.apply(f"A sets k.s = v{n}")
+                acked.append((time.monotonic(), n))
+            except Exception as err:  # noqa: BLE001 - each is checked below
+                errors.append(err)
+                time.sleep(0.05)
+
+    writer = threading.Thread(target=write)
+    try:
+        with connect(cluster.url) as db:
+            deadline = time.monotonic() + 120
+            while not submit.serving(db.shard(memory_key(name)).redis, name):
+                assert serve.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+            pushed = _rpushes(db.shard(memory_key(name)).redis)
+        writer.start()
+        while len(acked) < 10:
+            assert writer.is_alive() and time.monotonic() < deadline, errors[-3:]
+            time.sleep(0.05)
+        for target in (away, home):
+            cluster.move_slot(slot, target, 1, 0.1)
+            moved = time.monotonic()
+            while acked[-1][0] < moved:
+                assert time.monotonic() - moved < 5, errors[-3:]
+                time.sleep(0.05)
+    finally:
+        stop.set()
+        if writer.is_alive():
+            writer.join()
+        live.close()
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=60) == 0
+        said = serve.stderr.read()
+        serve.stderr.close()
+    assert "Traceback" not in said, said
+    print(f"resharded under its applier: {len(acked)} acknowledged, {len(errors)} failed")
+    assert all(isinstance(e, DatabaseUnavailable) for e in errors), errors[:3]
+    with connect(cluster.url) as db:
+        assert _rpushes(db.shard(memory_key(name)).redis) > pushed  # through the applier
+        with Session.attach(name, db=db) as reader:
+            values = Counter(e.text.rsplit("= v", 1)[1] for e in reader.history()
+                             if "= v" in e.text)
+        assert all(values[str(n)] == 1 for _, n in acked) and max(values.values()) == 1
+        catalog.drop(db, name)
+
+
 def test_a_bad_cluster_url_or_a_dead_cluster_exits_3(cluster):
     dead = tomc("memory", "list", url="redis+cluster://127.0.0.1:1")
     assert dead.returncode == 3 and "Traceback" not in dead.stderr

@@ -72,10 +72,12 @@ def _synced(replica: redis.Redis, where: str) -> list[str]:
     except redis.RedisError as err:
         return [f"{where} does not answer: {_line(err)}"]
     status = info.get("master_link_status")
-    if status != "up":
-        return [f"{where} has not synced with its master (master_link_status:{status}): "
-                "a password on the master needs masterauth on its replicas"]
-    return []
+    if status == "up":
+        return []
+    if str(info.get("master_sync_in_progress")) == "1":
+        return [f"{where} has not synced with its master yet (a full sync is in progress)"]
+    return [f"{where} has not synced with its master (master_link_status:{status}): a "
+            "password on the master needs masterauth on its replicas"]
 
 
 def _line(err: Exception) -> str:

@@ -286,7 +286,12 @@ def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
     IMPORTING/MIGRATING, MIGRATE a key at a time, SETSLOT NODE) while a writer commits on
     one long-lived session: no raw client error, nothing lost or doubled, writes resume
     within 5 s of each move, and every later call of the same sessions (the writer's, an
-    agent's, a `tomc mcp` server's) and of the CLI succeeds."""
+    agent's, a `tomc mcp` server's, the HTTP API's) and of the CLI succeeds."""
+    from fastapi.testclient import TestClient
+
+    from tomc.runtime import tokens
+    from tomc.web.app import create_app
+
     name = "resharded"
     with Session.attach(name, db=cluster.url) as setup:
         setup.apply("agents A, B\nrooms r\nA, B enter r")
@@ -315,12 +320,20 @@ def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
     async def scenario() -> None:
         async with connected(None, name, "--db", cluster.url) as mcp:
             await call(mcp, "say", speaker="A", key="m.s", value="before")
+            http.get(f"/memories/{name}/believes", headers=bearer,
+                     params={"chain": "B", "key": "m.s"}).raise_for_status()
             for target in (away, home):
                 await asyncio.to_thread(cluster.move_slot, slot, target, 1, 0.1)
                 moves.append(time.monotonic())
                 assert cluster.master_of(memory_key(name)) == target
                 await call(mcp, "say", speaker="A", key="m.s", value=f"at{target}")
                 assert agent.believes("B", "m.s").values == [f"at{target}"]
+                said = http.post(f"/memories/{name}/events", headers=bearer,
+                                 json={"statements": f"B says h.s = at{target}"})
+                assert said.status_code == 200, said.text
+                heard = http.get(f"/memories/{name}/believes", headers=bearer,
+                                 params={"chain": "A", "key": "h.s"})
+                assert heard.status_code == 200 and f"at{target}" in heard.text, heard.text
                 applied = tomc("memory", "apply", name, f"B sets c{target}.s = yes",
                                url=cluster.url)
                 assert applied.returncode == 0, applied.stderr
@@ -334,7 +347,9 @@ def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
         while len(acked) < 20:
             assert writer.is_alive() and not errors, errors
             time.sleep(0.05)
-        asyncio.run(scenario())
+        with connect(cluster.url) as db, TestClient(create_app(db)) as http:
+            bearer = {"Authorization": f"Bearer {tokens.issue(db, name, None)}"}
+            asyncio.run(scenario())
     finally:
         stop.set()
         writer.join()

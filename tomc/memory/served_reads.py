@@ -9,8 +9,8 @@ bound is checked: ~30 s). So the session of an agent's own credential asks the a
 run one of tomc's own read templates (`TEMPLATES`, rendered without options: what
 tomc/runtime/queries.py and tomc/runtime/graph_view.py send) on the agent's mind graph,
 with the session's parameters, and reads the rows from the reply. The applier runs it as
-the administrator, inside MULTI/EXEC like every read of tomc's (never half an event), and
-anything else is refused.
+the administrator, inside MULTI/EXEC like every read of tomc's (never half an event), cut
+after SERVED_MS on the server, and anything else is refused.
 
 A read request, RPUSHed on the memory's queue like a write (tomc/memory/submit.py) and
 signed with the agent's password: {id, read (the Cypher text), params (an object), reply,
@@ -27,11 +27,12 @@ import re
 import uuid
 from functools import lru_cache
 
+import falkordb
 import redis
 
 from tomc.compiler.templates import render
 from tomc.memory import catalog, submit
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import Database, query_command, records
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 
 # The templates an agent's session reads its own mind graph with.
@@ -42,6 +43,12 @@ TEMPLATES = ("read_perspectives.cypher", "read_belief.cypher", "read_valid.cyphe
 # The largest read request the applier runs (bytes of its JSON): a session's parameters
 # are a few chains and a key.
 MAX_BYTES = 64 * 1024
+# How long one read may run on the server (ms, FalkorDB's TIMEOUT, which holds inside
+# MULTI/EXEC on both versions: docs/falkordb.md 6.21). A read in MULTI/EXEC runs on the
+# main thread and holds every client meanwhile, and what tomc's templates cost follows
+# what the mind holds (every belief of every chain, at 100,000 events): this bounds the
+# stall any one question of an agent's can cause (docs/security.md).
+SERVED_MS = 500
 
 
 @lru_cache(maxsize=1)
@@ -108,11 +115,19 @@ def answer(db: Database, name: str, fields: dict, size: int) -> dict:
         return {"error": "refused", "message": "a read's parameter names (and the keys of "
                 "its maps) are plain names: letters, digits, _"}
     graph = catalog.memory_graphs(name, [fields["as"]]).mind(fields["as"])
-    try:
-        rows = db.read(graph, fields["read"], fields["params"])
-    except redis.ResponseError as err:  # FalkorDB's, on the agent's parameters
-        return {"error": "failed", "message": f"FalkorDB: {err}"}
-    return {"rows": rows}
+    command = (*query_command(graph, fields["read"], fields["params"], read_only=True),
+               "TIMEOUT", str(SERVED_MS))
+    with db.redirected(graph):
+        (reply,) = db.reads([command])
+    if isinstance(reply, redis.ResponseError):  # FalkorDB's, on the agent's parameters
+        if "timed out" in str(reply):
+            return {"error": "failed", "message": (
+                f"the question ran longer than the {SERVED_MS} ms an agent's read may hold "
+                "the server, and was stopped: ask a narrower one (a chain, a key)")}
+        return {"error": "failed", "message": f"FalkorDB: {reply}"}
+    if isinstance(reply, Exception):
+        raise reply
+    return {"rows": records(falkordb.QueryResult(db.graph(graph), reply))}
 
 
 

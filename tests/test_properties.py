@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from strategies import (authority_files, handoff_files, inline_policy_files, linked_files,
                         scenario_files)
-from tomc.analysis.handoff import handed_over
+from tomc.analysis.handoff import handed_over, handoff, private_values
 from tomc.compiler.routing import communication_routes
 from tomc.dsl.checker import check_text
 from tomc.dsl.formatter import format_file
@@ -316,6 +316,39 @@ def test_a_handoff_keeps_the_senders_sources_and_caveats(db, file):
                         assert (rival.value, f"{rival.source} via {sender}"
                                 if rival.source else sender, event.step) in {
                             (r.value, r.source, r.step) for r in h.rivals}, (event.text, h)
+
+
+@given(HANDOFFS)
+def test_own_notes_and_private_values_are_never_handed_on(db, file):
+    """Private means private (issue 36 item 5), on each engine: before each `handoff S -> R
+    write`, the receipt shows no value of a key the policy declares `agent_only` (each is
+    excluded as `agent_only`, like a `private` one with its value hidden) and no hearsay of
+    a value it excludes as private; the write sends none of them, and no chain takes a value
+    of an `agent_only` key at the handoff's step."""
+    _, scenario = checked(file)
+    handoffs = [e for e in scenario.events if e.kind == "handoff"]
+    own = scenario.policy.agent_only
+    chains = scenario.chains()
+    for name in ("falkordb", "reference"):
+        run = run_scenario(scenario, name, db)
+        for event in handoffs:
+            sender, receiver = event.speaker, event.listener
+            before = run.view(event.step - 1)
+            receipt = handoff(before, sender, receiver)
+            shown = [*receipt.included, *receipt.endings, *(h for _, h in receipt.hearsay)]
+            assert not {i.key for i in shown} & own, (name, event.text)
+            assert not {c.key for c in receipt.caveats} & own, (name, event.text)
+            assert all(e.value is None for e in receipt.excluded
+                       if e.reason in ("agent_only", "private")), (name, event.text)
+            assert all(e.reason == "agent_only" for e in receipt.excluded if e.key in own)
+            secret = private_values(before, sender)
+            assert not {(h.key, h.value) for _, h in receipt.hearsay} & secret, event.text
+            sent = handed_over(before, sender, receiver, event.authority)
+            assert not {s.key for s in sent} & own, (name, event.text)
+            assert not {(s.key, s.value) for s in sent if s.about} & secret, event.text
+            taken = [h for h in run.view(event.step).held(chains)
+                     if h.since == event.step and h.key in own]
+            assert not taken, (name, event.text, taken)
 
 
 @given(scenario_files())  # the shipped policies: `every chain over witnesses adopts`

@@ -8,7 +8,8 @@ Read from S's own perspective only (the chains `S` and `S > R`, both in S's mind
   (a value S held before and replaced, or that ended), `contested` (a rival claim S
   recorded against what it holds), `private` (what S learnt in a private tell: kind
   `tell`; its value and source are not shown, and neither are rivals that came in a
-  private tell);
+  private tell), `agent_only` (S's own note: a key the policy declares `agent_only`; no
+  value, rival or caveat of it is shown);
 - **caveats**: for each included value, the rival claims against it; for a value `S > R`
   already holds, the rivals `S > R`'s version lacks (`caveats_to_send`);
 - **hearsay**: what S thinks a third agent X believes, where S thinks `R > X` lacks it or
@@ -54,6 +55,21 @@ def estimate_tokens(text: str) -> int:
 def is_private(kind: str) -> bool:
     """A value that arrived in a private tell is not the receiver's to pass on."""
     return kind == "tell"
+
+
+def is_own_note(view: BeliefView, key: str) -> bool:
+    """An agent's value of a key the policy declares `agent_only` is its own note: never
+    handed on, as a fact, caveat, ending or hearsay (docs/language.md, "Own notes")."""
+    return view.scenario.policy.is_agent_only(key)
+
+
+def private_values(view: BeliefView, sender: str) -> set[tuple[str, str]]:
+    """The (key, value) pairs the sender's receipt excludes as private: what it holds or
+    held from a private tell, and the rivals claimed to it in one. No hearsay repeats
+    them."""
+    versions = [*view.held([(sender,)]), *view.superseded([(sender,)])]
+    return ({(h.key, h.value) for h in versions if is_private(h.kind)}
+            | {(h.key, r.value) for h in versions for r in h.rivals if is_private(r.kind)})
 
 
 @dataclass(frozen=True)
@@ -199,7 +215,8 @@ def facts_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
     sorted by key and value: what `handoff sender -> receiver write` sends."""
     model = {(h.key, h.value) for h in view.held([(sender, receiver)])}
     return sorted((h for h in view.held([(sender,)])
-                   if not is_private(h.kind) and (h.key, h.value) not in model),
+                   if not is_private(h.kind) and not is_own_note(view, h.key)
+                   and (h.key, h.value) not in model),
                   key=lambda h: (h.key, h.value))
 
 
@@ -297,7 +314,7 @@ def caveats_to_send(view: BeliefView, sender: str,
              for h in view.held([(sender, receiver)])}
     out = []
     for h in sorted(view.held([(sender,)]), key=lambda h: (h.key, h.value)):
-        if is_private(h.kind) or (h.key, h.value) not in model:
+        if is_private(h.kind) or is_own_note(view, h.key) or (h.key, h.value) not in model:
             continue
         rivals = tuple(r for r in h.rivals if not is_private(r.kind)
                        and r.value not in model[(h.key, h.value)])
@@ -315,18 +332,21 @@ def is_private_model(h: Held, sender: str) -> bool:
 def hearsay_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
     """The sender's models of third parties it hands on (docs/semantics.md section 3): what
     `sender > X` holds, for each agent X other than the two whose `receiver > X` the policy
-    tracks, unless private or what the receiver's model of X holds already as the sender
-    sees it (`ReceiverModels`), by X, key and value: hearsay corrects or fills that model,
-    it never repeats it."""
+    tracks, unless private (X told the sender in private, or the sender's receipt excludes
+    the value as private: `private_values`), X's own note (`is_own_note`), or what the
+    receiver's model of X holds already as the sender sees it (`ReceiverModels`), by X,
+    key and value: hearsay corrects or fills that model, it never repeats it."""
     chains = set(view.scenario.chains())
     models = ReceiverModels(view, sender, receiver)
+    secret = private_values(view, sender)
     out = []
     for agent in view.scenario.agents:
         if agent in (sender, receiver) or (receiver, agent) not in chains:
             continue
         known = models.of(agent)
         out += sorted((h for h in view.held([(sender, agent)])
-                       if not is_private_model(h, sender) and (h.key, h.value) not in known),
+                       if not is_private_model(h, sender) and not is_own_note(view, h.key)
+                       and (h.key, h.value) not in known and (h.key, h.value) not in secret),
                       key=lambda h: (h.key, h.value))
     return out
 
@@ -383,7 +403,8 @@ def endings_to_send(view: BeliefView, sender: str, receiver: str) -> list[Held]:
     keys_held = {h.key for h in held}
     latest: dict[tuple[str, str], Held] = {}
     for h in view.superseded([(sender,)]):
-        if (h.ending is None or is_private(h.kind) or (h.key, h.value) not in model
+        if (h.ending is None or is_private(h.kind) or is_own_note(view, h.key)
+                or (h.key, h.value) not in model
                 or (h.key, h.value) in holding
                 or (h.key in keys_held and not view.scenario.policy.is_many(h.key))):
             continue
@@ -416,6 +437,9 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
                for r in rivals}
     included, excluded, caveats = [], [], []
     for h in held:
+        if is_own_note(view, h.key):
+            excluded.append(Excluded(h.key, "agent_only", None, f"{sender}'s own note"))
+            continue
         if is_private(h.kind):
             excluded.append(Excluded(h.key, "private", None, "learnt in a private tell"))
             continue
@@ -438,7 +462,9 @@ def handoff(view: BeliefView, sender: str, receiver: str) -> HandoffReceipt:
     # A version closed with no successor was ended (docs/language.md "Endings").
     began = {(h.key, h.since) for h in [*held, *closed]}
     for old in closed:
-        if is_private(old.kind):
+        if is_own_note(view, old.key):
+            excluded.append(Excluded(old.key, "agent_only", None, f"{sender}'s own note"))
+        elif is_private(old.kind):
             excluded.append(Excluded(old.key, "private", None, "learnt in a private tell"))
         else:
             how = "replaced" if (old.key, old.until) in began else "ended"

@@ -112,10 +112,12 @@ class SourceDecl(Node):
 
 
 class PredicateDecl(Node):
-    """`predicate KEY one|many`: the cardinality of a key (docs/semantics.md section 4)."""
+    """`predicate KEY one|many [agent_only]`: the cardinality of a key (docs/semantics.md
+    section 4), and whether each agent's value of it is its own note (never handed on)."""
 
     key: Key
     cardinality: Literal["one", "many"]
+    agent_only: bool = False
 
 
 class AliasDecl(Node):
@@ -520,7 +522,7 @@ class Excluded(Node):
     """`KEY: REASON`, an item of `expect handoff S -> R excludes = {...}`."""
 
     key: Key
-    reason: Literal["superseded", "contested", "private", "known"]
+    reason: Literal["superseded", "contested", "private", "known", "agent_only"]
 
 
 class ExpectAnalysis(Node):

@@ -146,7 +146,8 @@ def _policy_lines(policy: ast.Policy) -> list[Line]:
         lines.append((f"ties {policy.ties}", _line_of(policy.ties_span)))
     lines += [(f"source {_name(s.name)} authority {s.authority}", _line(s))
               for s in policy.sources]
-    lines += [(f"predicate {_key(p.key)} {p.cardinality}", _line(p)) for p in policy.predicates]
+    lines += [(f"predicate {_key(p.key)} {p.cardinality}" + (" agent_only" if p.agent_only else ""),
+               _line(p)) for p in policy.predicates]
     lines += [(f"alias {_name(a.name)} = {_names(a.aliases)}", _line(a)) for a in policy.aliases]
     for procedure in policy.procedures:
         if lines:

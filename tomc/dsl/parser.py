@@ -559,6 +559,7 @@ class _Builder(Transformer):
 
     def predicate_decl(self, meta, children):
         return ("predicate", ast.PredicateDecl(key=children[0], cardinality=str(children[1]),
+                                               agent_only=len(children) > 2,
                                                span=_span(meta)))
 
     def alias_decl(self, meta, children):

@@ -231,6 +231,7 @@ def resolve(policy: ast.Policy) -> PolicyModel:
         trust=policy.trust or default.trust,
         authorities={s.name.text: s.authority for s in policy.sources},
         cardinality={p.key.text: p.cardinality for p in policy.predicates},
+        agent_only=frozenset(p.key.text for p in policy.predicates if p.agent_only),
         aliases=aliases,
         sections=sections,
         max_perspectives=policy.limits or DEFAULT_MAX_PERSPECTIVES,

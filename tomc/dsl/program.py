@@ -72,6 +72,8 @@ class PolicyModel:
     procedures: dict[str, Procedure] = field(default_factory=dict)
     # `alias NAME = OTHER, ...`: each other name of a subject -> the subject's name.
     aliases: dict[str, str] = field(default_factory=dict)
+    # `predicate KEY one|many agent_only`: keys whose values are each agent's own notes.
+    agent_only: frozenset[str] = frozenset()
 
     def subject(self, name: str) -> str:
         """The subject `name` stands for: itself, or the subject it is an alias of."""
@@ -100,6 +102,11 @@ class PolicyModel:
     def authority(self, source: Optional[str]) -> int:
         """The authority of a source or speaking agent; 0 when the policy does not name it."""
         return self.authorities.get(source, 0) if source is not None else 0
+
+    def is_agent_only(self, key: str) -> bool:
+        """True when an agent's value of `key` is its own note: never handed on
+        (docs/language.md, "Own notes")."""
+        return key in self.agent_only
 
     def is_many(self, key: str) -> bool:
         """True when `key` is declared `many` (a set of values)."""

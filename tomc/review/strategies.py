@@ -327,7 +327,7 @@ def _analysis_expects(draw, world: World) -> ast.ExpectAnalysis:
         case ast.Handoff():
             part = draw(st.sampled_from(["includes", "caveats", "excludes"]))
             excluded = st.builds(ast.Excluded, key=keys(world), reason=st.sampled_from(
-                ["superseded", "contested", "private", "known"]))
+                ["superseded", "contested", "private", "known", "agent_only"]))
             return ast.ExpectAnalysis(
                 analysis=analysis, part=part,
                 keys=draw(some_keys) if part != "excludes" else [],
@@ -632,7 +632,8 @@ def policies(draw, world: World) -> ast.Policy:
         ties=draw(st.sampled_from([None, "contested", "newest", "first"])),
         sources=[ast.SourceDecl(name=source, authority=draw(st.integers(-5, 9)))
                  for source in world.sources],
-        predicates=[ast.PredicateDecl(key=key, cardinality=draw(st.sampled_from(["one", "many"])))
+        predicates=[ast.PredicateDecl(key=key, cardinality=draw(st.sampled_from(["one", "many"])),
+                                      agent_only=draw(st.booleans()))
                     for key in declared],
         sections=[draw(_sections(event_class)) for event_class in classes],
         procedures=draw(st.lists(procedures(world), max_size=2,

@@ -152,3 +152,14 @@ def test_a_memory_keeps_own_notes_out_of_handoffs(db, fresh, tmp_path):
         live.handoff_write("S", "R")
         assert live.believes("R", "plan.note").values == []
         assert live.believes("R", "door.code").values == ["4411"]
+
+
+def test_hover_on_an_agent_only_key_says_it_is_an_own_note():
+    from tomc.dsl.parser import parse
+    from tomc.lsp.symbols import Symbols
+
+    text = POLICY + "  S sets plan.note = x\n}\n"
+    index = Symbols(parse(text), text, "notes.tom")
+    line = text.splitlines().index("  predicate plan.note one agent_only") + 1
+    hover = index.hover(index.at(line, 13))
+    assert "cardinality one, each agent's own note (agent_only)" in hover, hover

@@ -117,7 +117,9 @@ class Symbols:
         for predicate in policy.predicates:
             self.decls.append(Decl("key", predicate.key.text, predicate.key.span,
                                    self._line(predicate.span, lines),
-                                   detail=f"cardinality {predicate.cardinality}", path=path))
+                                   detail=f"cardinality {predicate.cardinality}"
+                                   + (", each agent's own note (agent_only)"
+                                      if predicate.agent_only else ""), path=path))
 
     def _used_policy(self, path: str) -> None:
         """The declarations of a policy the file uses from elsewhere (a policy file or a

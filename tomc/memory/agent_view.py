@@ -68,7 +68,7 @@ def record(graphs: GraphNames, changes: Sequence, revision: int) -> list[tuple]:
             seen = perceived(change, agent)
             if seen is not None:
                 commands.append(("HSET", seen_key(graphs, agent), str(change.step),
-                                 json.dumps(event_codec.dump(seen))))
+                                 event_codec.stored(seen)))
         step = change.step
     if step is not None:
         commands.append(("HSET", public_key(graphs), "step", str(step)))

@@ -75,7 +75,7 @@ def record(base: Optional[str], events: Sequence[AnyEvent]) -> list[tuple]:
         return []
     fields = []
     for event in events:
-        fields += [str(event.step), json.dumps(event_codec.dump(event))]
+        fields += [str(event.step), event_codec.stored(event)]
     return [("HSET", events_key(base), *fields)]
 
 

@@ -1,3 +1,4 @@
+{%- from "support.cypher" import support_at, authority_at %}
 {#- The versions of chains $chains as of $step (filtered by `when`), each read from the
     chain's owner of its key, with provenance and the rivals recorded by then: the rows of
     tomc/analysis/view.py's Held. -#}
@@ -22,11 +23,8 @@ RETURN c.agents AS chain, b.key AS key, b.value AS value, b.since AS since,
        CASE WHEN b.until IS NOT NULL AND b.until <= $step AND b.ended_authority IS NOT NULL
             THEN {source: b.ended_source, authority: b.ended_authority,
                   published: b.ended_published, valid_to: b.valid_to} END AS ending,
-       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
-        | b.support[i]] AS support,
-       reduce(top = b.origin_authority, i IN range(0, size(b.support) - 1) |
-              CASE WHEN b.support_since[i] <= $step AND b.support_authority[i] > top
-                   THEN b.support_authority[i] ELSE top END) AS authority,
+       {{ support_at("b") }} AS support,
+       {{ authority_at("b") }} AS authority,
        collect(CASE WHEN rival IS NULL THEN null
                ELSE {value: rival.value, source: rival.source, authority: rival.authority,
                      step: rival.since, kind: rival.kind} END) AS rivals

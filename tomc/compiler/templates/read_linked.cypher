@@ -6,6 +6,7 @@
 // Every shortest path of subjects is kept (`paths`, from $subject, the subject of $key); a
 // subject reached at one hop is not followed again later, nor twice on one path.
 // The chain's facts, each read from the chain's owner of its key (held_versions.cypher).
+{%- from "support.cypher" import support_at, authority_at %}
 MATCH (c:P) WHERE c.agents IN $chains
 {% include "owner.cypher" %}
 UNWIND line AS a
@@ -38,8 +39,5 @@ RETURN c.agents AS chain, path, b.key AS key, b.value AS value, b.since AS since
        b.kind AS kind, b.rule AS rule, b.source AS source,
        {{ published_at("b") }} AS published,
        b.valid_from AS valid_from,
-       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
-        | b.support[i]] AS support,
-       reduce(top = b.origin_authority, i IN range(0, size(b.support) - 1) |
-              CASE WHEN b.support_since[i] <= $step AND b.support_authority[i] > top
-                   THEN b.support_authority[i] ELSE top END) AS authority
+       {{ support_at("b") }} AS support,
+       {{ authority_at("b") }} AS authority

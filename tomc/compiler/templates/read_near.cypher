@@ -7,6 +7,7 @@
 // values); a subject is reached once, by the first of those paths. Rows come nearest
 // first, in the order the walk reached their subjects, a subject's facts by key and value.
 // The chain's facts, each read from the chain's owner of its key (held_versions.cypher).
+{%- from "support.cypher" import support_at, authority_at %}
 MATCH (c:P) WHERE c.agents IN $chains
 {% include "owner.cypher" %}
 UNWIND line AS a
@@ -43,9 +44,6 @@ RETURN c.agents AS chain, path, b.key AS key, b.value AS value, b.since AS since
        b.kind AS kind, b.rule AS rule, b.source AS source,
        {{ published_at("b") }} AS published,
        b.valid_from AS valid_from,
-       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
-        | b.support[i]] AS support,
-       reduce(top = b.origin_authority, i IN range(0, size(b.support) - 1) |
-              CASE WHEN b.support_since[i] <= $step AND b.support_authority[i] > top
-                   THEN b.support_authority[i] ELSE top END) AS authority
+       {{ support_at("b") }} AS support,
+       {{ authority_at("b") }} AS authority
 ORDER BY rank, key, value

@@ -2,6 +2,7 @@
 // contested ones never), those whose valid interval [valid_from, valid_to) holds $date, as
 // known at this step: an interval closed by a later event is still open here (docs/semantics.md
 // 5.3: an answer about step s does not change when later events are added).
+{%- from "support.cypher" import support_at %}
 {% if by_chain | default(false) %}{% include "owner_by_chain.cypher" %}{% else %}{% include "owner_by_id.cypher" %}{% endif %}
 {# From the owner (read_belief.cypher says why): its versions, open and closed. -#}
 WITH owner
@@ -12,9 +13,10 @@ WHERE b.key = $key AND b.since <= $step
 OPTIONAL MATCH (rival:Contest)-[link:CONTESTS]->(b)
 WHERE rival.since <= $step AND (link.until IS NULL OR link.until > $step)
 WITH b, collect(rival.value) AS contested
+{% include "provenance.cypher" %}
 RETURN b.value AS value, b.since AS since, b.source AS source,
-       [i IN range(0, size(b.support) - 1) WHERE b.support_since[i] <= $step
-        | b.support[i]] AS support,
-       b.rule AS rule, contested, b.kind AS kind, b.text AS text, b.line AS line,
-       b.witnesses AS witnesses
+       {{ support_at("b") }} AS support,
+       b.rule AS rule, contested, b.kind AS kind, coalesce(b.text, event.text) AS text,
+       coalesce(b.line, event.line) AS line,
+       coalesce(b.witnesses, event.witnesses) AS witnesses
 ORDER BY value

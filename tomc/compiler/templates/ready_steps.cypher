@@ -1,3 +1,4 @@
+{%- from "support.cypher" import support_at, authority_at %}
 {#- ready(procedure, chain, step): for each step of the procedure ($requires: a list of
     {key, value}, value null for "any known value"), the values the chain (the truth, for
     $agents = []) holds about the key, read from its owner of the key, at $step (knowledge
@@ -22,11 +23,8 @@ WITH i, b, collect(rival.value) AS rivals
 {#- FalkorDB evaluates the map below even when b is null: hence the coalesce. #}
 WITH i, collect(CASE WHEN b IS NULL THEN null ELSE {
        value: b.value, rivals: rivals,
-       support: [j IN range(0, size(coalesce(b.support, [])) - 1) WHERE b.support_since[j] <= $step
-                 | b.support[j]],
-       authority: reduce(top = b.origin_authority, k IN range(0, size(coalesce(b.support, [])) - 1) |
-                         CASE WHEN b.support_since[k] <= $step AND b.support_authority[k] > top
-                              THEN b.support_authority[k] ELSE top END)} END) AS held
+       support: {{ support_at("b", "j") }},
+       authority: {{ authority_at("b", "k") }}} END) AS held
 WITH i, held, [h IN held | h.value] AS held_values
 WITH i, held, held_values,
      CASE WHEN size(held_values) = 0 THEN 'unknown'

@@ -11,28 +11,30 @@
     is deleted: a closed version moves to a HELD edge. -#}
 {#- A perspective by node id: the id goes through a variable of its own first, or FalkorDB
     scans every perspective for each row instead of seeking it. -#}
-{% macro perspective(row) -%}
-{% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}WITH {{ row }}, {{ row }}.p AS pid
+{% macro perspective(row, keep="") -%}
+{% if world | default(false) %}MATCH (p:P {depth: 0}){% else %}WITH {{ row }}{{ keep }}, {{ row }}.p AS pid
 MATCH (p:P) WHERE id(p) = pid{% endif %}
 {%- endmacro %}
 {#- A version keeps every claim of its value (`claims_*`: source, authority, publication
     time, step) for the dominance rule (semantics.md section 4, "Dominance"): only a dated
     one, since an undated claim is never compared (read_open.cypher falls back on the
-    support). #}
+    support). The event's text, line and witnesses are not copied onto it: `event` is the
+    node id of the graph's `Event` that holds them (noted on the Memory node or the mind's
+    root by event_node.cypher or mind.cypher; read by provenance.cypher). #}
+MATCH (anchor:{{ "Memory" if world | default(false) else "P {depth: 1}" }})
+WITH anchor.event AS event
 UNWIND $creates AS n
-{{ perspective("n") }}
-WITH p, n, $stored[n.f] AS f
+{{ perspective("n", ", event") }}
+WITH p, n, event, $stored[n.f] AS f
 CREATE (p)-[:HOLDS]->(v:V)
-SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step,
-    v.origin_authority = f.authority, v.support_since = [x IN f.support | $step],
-    v.support_authority = [x IN f.support | f.authority],
+SET v = f, v.vid = n.vid, v.rule = n.rule, v.since = $step, v.made = $step, v.event = event,
     v.claims_source = CASE WHEN f.published IS NOT NULL THEN f.support END,
     v.claims_authority = CASE WHEN f.published IS NOT NULL
                               THEN [x IN f.support | f.authority] END,
     v.claims_published = CASE WHEN f.published IS NOT NULL
                               THEN [x IN f.support | f.published] END,
     v.claims_since = CASE WHEN f.published IS NOT NULL THEN [x IN f.support | $step] END,
-    v.kind = $kind, v.text = $text, v.line = $line, v.witnesses = $witnesses
+    v.kind = $kind
 WITH count(*) AS created
 {% if supports | default(false) -%}
 UNWIND $supports AS s
@@ -41,19 +43,29 @@ MATCH (p)-[:HOLDS]->(grown:V) WHERE grown.vid = s.vid
 {#- Every claim of the value (`claims_*`, for the dominance rule), '' for no source or time
     (a list holds no null); a version without them (created undated: its claims are
     never compared; or written before claims were kept) takes one per source of its
-    support, dated its own (first: the support is read before it grows). #}
+    support, dated its own (first: the support is read before it grows). The step and
+    authority of each supporter (`support_since`, `support_authority`) and the authority
+    the version came with (`origin_authority`) are kept only once its support grows: until
+    then every supporter came with the version, at `since` with its `authority`, and the
+    lists are not stored (support.cypher reads them so). #}
 SET grown.claims_source = coalesce(grown.claims_source, grown.support)
                           + [c IN s.claims | coalesce(c.source, '')],
-    grown.claims_authority = coalesce(grown.claims_authority, grown.support_authority)
+    grown.claims_authority = coalesce(grown.claims_authority, grown.support_authority,
+                                      [x IN grown.support | grown.authority])
                              + [c IN s.claims | c.authority],
     grown.claims_published = coalesce(grown.claims_published,
                                       [x IN grown.support | coalesce(grown.published, '')])
                              + [c IN s.claims | coalesce(c.published, '')],
-    grown.claims_since = coalesce(grown.claims_since, grown.support_since)
+    grown.claims_since = coalesce(grown.claims_since, grown.support_since,
+                                  [x IN grown.support | grown.since])
                          + [c IN s.claims | $step],
+    grown.origin_authority = coalesce(grown.origin_authority, grown.authority),
+    grown.support_since = coalesce(grown.support_since, [x IN grown.support | grown.since])
+                          + [x IN s.sources | $step],
+    grown.support_authority = coalesce(grown.support_authority,
+                                       [x IN grown.support | grown.authority])
+                              + s.authorities,
     grown.support = grown.support + s.sources,
-    grown.support_since = grown.support_since + [x IN s.sources | $step],
-    grown.support_authority = grown.support_authority + s.authorities,
     grown.authority = s.top
 {#- A claim that outranks the version gives it its publication time: a version ranks by
     its best claim (semantics.md section 4). Each time is kept with the step it came

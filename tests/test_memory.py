@@ -511,11 +511,11 @@ from tomc.runtime import transactions
 
 send = transactions.Writer._send
 
-def die_mid_event(self, commands):
+def die_mid_event(self, commands, **options):
     if commands and commands[0] == ("MULTI",):  # queue half the event, then die
-        send(self, commands[:1 + (len(commands) - 6) // 2])
+        send(self, commands[:1 + (len(commands) - 6) // 2], **options)
         os.kill(os.getpid(), signal.SIGKILL)
-    return send(self, commands)
+    return send(self, commands, **options)
 
 with Session.attach(sys.argv[1]) as memory:
     transactions.Writer._send = die_mid_event

@@ -383,6 +383,11 @@ def redirect(reply: object) -> bool:
         and str(reply).split(" ", 1)[0] in CLUSTER_REDIRECTS)
 
 
+def _keyed(command: tuple) -> str:
+    """What a command is about, for messages: its first argument (a key), else its name."""
+    return str(command[1] if len(command) > 1 else command[0])
+
+
 def _first_line(err: Exception) -> str:
     return (str(err).splitlines() or [type(err).__name__])[0]
 
@@ -399,7 +404,7 @@ class ShardClient(redis.Redis):
 
     def execute_command(self, *args, **options):
         return self.shard.following(
-            lambda: redis.Redis.execute_command(self, *args, **options), str(args[1:2]))
+            lambda: redis.Redis.execute_command(self, *args, **options), _keyed(args))
 
     def pipeline(self, transaction: bool = True, shard_hint=None) -> "ShardPipeline":
         return ShardPipeline(self, transaction)
@@ -424,7 +429,7 @@ class ShardPipeline(redis.client.Pipeline):
                 raise
             self.reset()
             self.client.shard.lost()
-            raise ShardUnavailable(f"the node no longer serves {args[1:2]} "
+            raise ShardUnavailable(f"the node no longer serves {_keyed(args)} "
                                       f"({_first_line(err)}): the memory moved; nothing of "
                                       "this call was committed, and the next call finds "
                                       "its new master") from None
@@ -448,7 +453,7 @@ class ShardPipeline(redis.client.Pipeline):
                                           "while it ran; the next call finds its new master")
             return replies
 
-        replies = self.client.shard.following(once, str(stack[0][0][1:2]))
+        replies = self.client.shard.following(once, _keyed(stack[0][0]))
         if raise_on_error:
             for reply in replies:
                 if isinstance(reply, Exception):

@@ -370,7 +370,7 @@ class Session:
         """A write through the memory's applier: its events (taken in by catching up), or
         its error raised as the embedded path raises it."""
         engine = self._live.engine
-        reply = Reply.model_validate(submit.submit(
+        reply = Reply.of(submit.submit(
             engine.db.redis, self.memory, text, key, after_step,
             incarnation=engine.incarnation[1], as_agent=self._reader.submits_as,
             clustered=engine.db.clustered, wait_replicas=engine.db.options.wait_replicas))

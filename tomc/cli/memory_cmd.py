@@ -183,7 +183,7 @@ def _replied(name: str, raw: dict, json_output: bool) -> None:
     """Print an applier's reply (tomc/memory/replies.py) and exit with its code."""
     from tomc.memory.replies import Reply
 
-    reply = Reply.model_validate(raw)
+    reply = Reply.of(raw)
     if reply.error is None:
         if json_output:
             emit_json({"memory": name, "step": reply.step, "events": reply.events})

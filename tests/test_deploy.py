@@ -276,7 +276,7 @@ def test_the_image_installs_no_compiler_and_no_source_build():
                          dockerfile.split("apt-get install", 1)[1].split("\n", 1)[0])
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())[
         "project"]["optional-dependencies"]
-    assert extras["image"] == ["tomc[mcp,lsp,review,extract,web]"]  # no lite: a compiler
+    assert extras["image"] == ["tomc[mcp,lsp,review,extract,web,embed]"]  # no lite: a compiler
     assert extras["all"] == ["tomc[image,lite]"]
 
 

@@ -40,3 +40,17 @@ def test_a_served_read_is_stopped_at_its_bound_and_says_so(db, fresh, monkeypatc
     finally:
         db.redis.execute_command("GRAPH.QUERY", mind, "MATCH (p:P) WHERE size(p.agents) = 0 "
                                  "DELETE p")
+
+
+def test_no_query_takes_a_parameter_name_that_is_not_plain():
+    """Names travel unquoted in the `CYPHER name=value` header (tomc/runtime/connection.py
+    `query_command`): a name holding Cypher is refused for every caller, not only the
+    served reads, which refuse it first with a reply."""
+    import pytest
+
+    from tomc.runtime.connection import query_command
+
+    assert query_command("g", "RETURN $a_1", {"a_1": 1})[2].startswith("CYPHER a_1=1 ")
+    for name in ("x=1 UNWIND range(1, 9) AS y RETURN y //", "a b", "1a", ""):
+        with pytest.raises(ValueError, match="plain name"):
+            query_command("g", "RETURN 1", {name: 1})

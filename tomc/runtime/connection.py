@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -492,12 +493,22 @@ def _checked(client: redis.Redis, command):
             f"{str(err).splitlines()[0]}") from None
 
 
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def query_command(graph: str, cypher: str, params: dict[str, Any],
                   read_only: bool = False) -> tuple:
     """The GRAPH.QUERY (or RO_QUERY) command for `cypher` with `params`, as the falkordb
     client builds it: the parameters travel in a `CYPHER name=value ...` header, quoted by
     the client's own `stringify_param_value`, never inside the Cypher text."""
     command = "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY"
+    # A name travels unquoted in the header: any other text there would be Cypher of its
+    # own, run before the statement (tomc's names are fixed; a served read's come from an
+    # agent: tomc/memory/served_reads.py refuses them first, with a reply).
+    bad = [name for name in params if not isinstance(name, str) or not _PLAIN.fullmatch(name)]
+    if bad:
+        raise ValueError(f"a query parameter's name must be a plain name (letters, digits, "
+                         f"_), not {bad[0]!r}")
     _log_statement(command, graph, cypher, params)
     header = "CYPHER " + " ".join(f"{name}={stringify_param_value(value)}"
                                   for name, value in params.items()) + " " if params else ""

@@ -340,30 +340,16 @@ class Applier:
             self.db.redis.zadd(appliers_key("held"), {self.name: time.time() + self.lease_s})
 
     def _requeue(self) -> int:
-        """The requests being applied back at the head of their writers' queues, in their
-        order (an agent's on its own, where its bounds hold: `_origin`); how many there
-        were."""
-        r, moved = self.db.redis, 0
-        while (raw := r.lindex(self.processing, -1)) is not None:
-            if r.lmove(self.processing, self._origin(raw), "RIGHT", "LEFT") is None:
-                break
+        """The requests being applied back at the head of the administrator's queue, in
+        their order; how many there were. An agent's goes there too, not back to its own
+        queue: its reply list is the request's own text, not to be trusted for where it
+        came from, and its own queue may be full meanwhile (the next take would trim what
+        its writers were told was queued). At most a batch, once; its signature is checked
+        as ever (docs/security.md)."""
+        moved = 0
+        while self.db.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
             moved += 1
         return moved
-
-    def _origin(self, raw: str) -> str:
-        """The queue a request in processing was taken from: an agent's request names a
-        reply list under its FalkorDB user (submit.py `reply_list`), which is the name of
-        its queue too; anything else (the administrator's, or junk the next take buries)
-        the administrator's queue."""
-        try:
-            reply = json.loads(raw).get("reply")
-        except (ValueError, RecursionError, AttributeError):
-            return self.queue
-        prefix = memory_key(self.name, "reply") + ":"
-        if not isinstance(reply, str) or not reply.startswith(prefix) \
-                or ":" not in reply[len(prefix):]:
-            return self.queue
-        return submit.queue_of(self.name, reply[len(prefix):].rsplit(":", 1)[0])
 
     def _close(self) -> None:
         """Forget the live scenario, and that the lease is held: whatever made this applier

@@ -52,6 +52,10 @@ CALL {
 CALL { MATCH (e:Event) WHERE e.step = $step DETACH DELETE e }
 CALL { MATCH (root:P {depth: 1}) WHERE $step IN root.recent
        SET root.recent = [s IN root.recent WHERE s <> $step] }
+{#- Search by meaning's mark (tomc/runtime/meaning_index.py): embedded up to a step this
+    undo takes back, the next event of that step would count as embedded already. (A
+    vector of the undone fact may stay: a hit is only what a version still holds.) #}
+CALL { MATCH (mark:MeaningMark) WHERE mark.step >= $step SET mark.step = $step - 1 }
 {% if world -%}
 CALL { MATCH ()-[told:TOLD]->() WHERE told.step = $step DELETE told }
 CALL { MATCH (heard:Heard) WHERE heard.step = $step DELETE heard }

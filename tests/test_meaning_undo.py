@@ -40,3 +40,25 @@ def test_an_event_after_an_undo_of_its_step_is_embedded(db, fresh):
     embedded = {tuple(row) for row in db.graph(mind).query(
         "MATCH (m:Meaning) RETURN m.key, m.value").result_set}
     assert ("refund.owner", "ann") in embedded
+
+
+def test_a_graph_deleted_during_a_sync_is_not_made_again(db, fresh):
+    """A write query makes its graph's key: the vectors of a memory dropped while the
+    applier's embedding thread syncs it must not bring a graph of it back."""
+    import pytest
+
+    from tomc.compiler.templates import render
+    from tomc.runtime import meaning_index
+
+    name = fresh("meaning_gone")
+    with Session.attach(name, db=db) as live:
+        live.apply("\n".join(STORY))
+        mind = live._live.engine.graphs.mind("Maya")
+        step = live.step
+    vectors = GraphVectors(db)
+    db.redis.delete(mind)  # dropped between the sync's read and its writes
+    with pytest.raises(meaning_index._Gone):
+        vectors._write(mind, render("meaning_mark.cypher"),
+                       {"step": step, "model": "m", "dimension": None})
+    vectors.sync(Lengths(), mind, step)
+    assert not db.redis.exists(mind)

@@ -34,7 +34,7 @@ import redis
 
 from tomc.compiler.templates import render
 from tomc.embedders import fact_text
-from tomc.runtime.connection import Database
+from tomc.runtime.connection import Database, query_command
 
 BATCH = 256  # facts embedded and written per round trip
 Fact = tuple[str, str]  # (key lowercased, value)
@@ -46,6 +46,10 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+class _Gone(Exception):
+    """The graph being embedded was deleted (its memory dropped)."""
+
+
 class GraphVectors:
     """The vectors of facts, stored in the graphs they are held in (module docstring)."""
 
@@ -55,7 +59,13 @@ class GraphVectors:
 
     def sync(self, embedder: Embedder, graph: str, step: int) -> None:
         """Every fact `graph` holds by `step` has its vector from `embedder`: one read when
-        nothing is new."""
+        nothing is new. A graph deleted meanwhile (its memory dropped) is left deleted."""
+        try:
+            self._sync(embedder, graph, step)
+        except _Gone:
+            pass
+
+    def _sync(self, embedder: Embedder, graph: str, step: int) -> None:
         try:
             marks = self.db.read(graph, render("read_meaning_mark.cypher"), {})
         except redis.ResponseError as err:
@@ -64,9 +74,9 @@ class GraphVectors:
             raise
         after, dimension = 0, None
         if marks and marks[0]["model"] != embedder.label:
-            self.db.write(graph, render("meaning_clear.cypher"), {})
+            self._write(graph, render("meaning_clear.cypher"), {})
             if "vec" in _meaning_indexes(self.db, graph):
-                self.db.write(graph, render("meaning_drop_index.cypher"), {})
+                self._write(graph, render("meaning_drop_index.cypher"), {})
         elif marks:
             after = marks[0]["step"] if marks[0]["step"] <= step else 0
             dimension = marks[0]["dimension"]
@@ -89,12 +99,28 @@ class GraphVectors:
                 dimension = len(vectors[0])
                 self._create_index(graph, dimension)
                 self._indexed.add(graph)
-            self.db.write(graph, render("meaning_write.cypher"), {
+            self._write(graph, render("meaning_write.cypher"), {
                 "model": embedder.label,
                 "rows": [{"key": f[0], "value": f[1], "text": t, "vec": v}
                          for (f, t), v in zip(batch, vectors)]})
-        self.db.write(graph, render("meaning_mark.cypher"),
+        self._write(graph, render("meaning_mark.cypher"),
                       {"step": step, "model": embedder.label, "dimension": dimension})
+
+    def _write(self, graph: str, cypher: str, params: dict) -> None:
+        """Write `cypher` on `graph` only while the graph exists (under WATCH): a write
+        query makes its graph's key, so a memory dropped during a sync (the applier's
+        embedding thread runs beside) would get a graph of vectors back, and a memory
+        made again under its name a mark it never earned. Raises _Gone."""
+        with self.db.redirected(graph), self.db.redis.pipeline() as pipe:
+            try:
+                pipe.watch(graph)
+                if not pipe.exists(graph):
+                    raise _Gone(graph)
+                pipe.multi()
+                pipe.execute_command(*query_command(graph, cypher, params))
+                pipe.execute()
+            except redis.WatchError:
+                raise _Gone(graph) from None
 
     def near(self, graph: str, vector: list[float], k: int) -> dict[Fact, float]:
         """{fact: cosine similarity} of the `k` facts of `graph` nearest `vector` (after
@@ -117,9 +143,9 @@ class GraphVectors:
         kinds = _meaning_indexes(self.db, graph)
         try:
             if "key" not in kinds:
-                self.db.write(graph, render("meaning_key_index.cypher"), {})
+                self._write(graph, render("meaning_key_index.cypher"), {})
             if "vec" not in kinds:
-                self.db.write(graph, render("meaning_index.cypher", dimension=dimension), {})
+                self._write(graph, render("meaning_index.cypher", dimension=dimension), {})
         except redis.ResponseError as err:
             if "already indexed" not in str(err):  # made meanwhile by another sync: kept
                 raise

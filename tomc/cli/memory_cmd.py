@@ -35,13 +35,7 @@ from tomc.cli.common import (
     with_options,
 )
 from tomc.memory import submit
-from tomc.runtime.errors import (
-    AccessDenied,
-    DatabaseUnavailable,
-    Replaced,
-    StaleWrite,
-    TomError,
-)
+from tomc.runtime.errors import AccessDenied, DatabaseUnavailable, StaleWrite
 from tomc.runtime.keys import memory_key
 
 if TYPE_CHECKING:
@@ -192,22 +186,15 @@ def _replied(name: str, raw: dict, json_output: bool) -> None:
                 typer.echo(_event_line(e["step"], e["text"], e["witnesses"]))
             typer.echo(f"memory {name} at step {reply.step}")
         raise typer.Exit(EXIT_OK)
+    from tomc.outcomes import DATABASE_UNAVAILABLE, outcome  # (the checker's types: on failure)
+
     _committed(reply.committed, json_output)
     failure = reply.failure()
-    code, prefix = next(((code, prefix) for kind, code, prefix in _FAILED
-                         if isinstance(failure, kind)), (EXIT_NO_DATABASE,
-                                                         "FalkorDB unavailable: "))
+    found = outcome(failure) or DATABASE_UNAVAILABLE
     message = reply.message or str(failure)
     if isinstance(failure, LookupError):
         message += " (`tomc memory list` lists them; `tomc memory apply` creates one)"
-    fail(prefix + message, code, json_output)
-
-
-# What an applier's failed reply exits with (the same codes as the API's errors in
-# `_session`), and how its message starts; anything else: FalkorDB unavailable.
-_FAILED = ((TomError, EXIT_BAD_INPUT, "bad input:\n"), (StaleWrite, EXIT_STALE, "stale write: "),
-           (Replaced, EXIT_BAD_INPUT, ""), (AccessDenied, EXIT_ACCESS_DENIED, "access denied: "),
-           (LookupError, EXIT_BAD_INPUT, ""))
+    fail(found.says + message, found.exit_code, json_output)
 
 
 def _committed(events: list, json_output: bool) -> None:

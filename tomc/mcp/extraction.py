@@ -18,7 +18,7 @@ caller records what it confirms. The prompt `extract` carries the same instructi
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional, Union
+from typing import Annotated, Union
 
 from mcp.types import CallToolResult
 from pydantic import Field

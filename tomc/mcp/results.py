@@ -25,17 +25,17 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional, Sequence
 
-import redis
 from mcp.types import CallToolResult, TextContent
 
 from tomc.analysis.quoting import NOTICE
-from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
+from tomc.api import TomError
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.pool import SessionPool
+from tomc.outcomes import ANSWERED, BAD_INPUT, DATABASE_UNAVAILABLE, outcome
 from tomc.wire import error_json, event_json, with_flags
 
-EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
+EXIT_BAD_INPUT, EXIT_NO_DATABASE = BAD_INPUT.exit_code, DATABASE_UNAVAILABLE.exit_code
 
 
 def answer(payload: dict, events: Sequence[AnyEvent] = ()) -> CallToolResult:
@@ -95,17 +95,13 @@ class Guard:
             except DiagnosticError as err:  # a typed argument that is not a name, key, ...
                 return failure("bad_input", _first_line(err.diagnostics, str(err)),
                                EXIT_BAD_INPUT, _at(err.diagnostics, origin))
-            except AccessDenied as err:
-                return failure("access_denied", str(err), EXIT_DENIED)
-            except StaleWrite as err:
-                return failure("stale_write", str(err), EXIT_STALE, committed=err.committed)
-            except LookupError as err:
-                return failure("not_found", str(err), EXIT_BAD_INPUT)
-            except ValueError as err:  # e.g. several questions given to `ask`
-                return failure("bad_input", str(err), EXIT_BAD_INPUT)
-            except (DatabaseUnavailable, redis.RedisError) as err:
-                return failure("database_unavailable", str(err).splitlines()[0],
-                               EXIT_NO_DATABASE, committed=getattr(err, "committed", ()))
+            except ANSWERED as err:  # the kind and exit code tomc/outcomes.py gives it
+                found = outcome(err)
+                message = str(err)
+                if found is DATABASE_UNAVAILABLE:  # the server's first line only
+                    message = message.splitlines()[0] if message else message
+                return failure(found.kind, message, found.exit_code,
+                               committed=getattr(err, "committed", ()))
 
 
 def _first_line(diagnostics: Sequence[Diagnostic], fallback: str) -> str:

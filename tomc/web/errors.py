@@ -12,34 +12,33 @@ error carries), the status says which:
 
 from __future__ import annotations
 
-import redis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from tomc.api import AccessDenied, DatabaseUnavailable, StaleWrite, TomError
+from tomc.api import TomError
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
+from tomc.outcomes import ANSWERED, DATABASE_UNAVAILABLE, TABLE, by_status, outcome
 from tomc.runtime.tokens import TokenRefused
 from tomc.wire import error_json
 
-EXIT_BAD_INPUT, EXIT_NO_DATABASE, EXIT_DENIED, EXIT_STALE = 2, 3, 4, 6
-
-# status, error kind, exit code (as `tomc memory` exits), for each status the API answers
-STATUSES = {401: ("unauthorized", EXIT_BAD_INPUT), 400: ("bad_input", EXIT_BAD_INPUT),
-            403: ("access_denied", EXIT_DENIED), 404: ("not_found", EXIT_BAD_INPUT),
-            409: ("stale_write", EXIT_STALE), 503: ("database_unavailable", EXIT_NO_DATABASE)}
+# status -> (error kind, exit code as `tomc memory` exits), for each status the API answers
+# (tomc/outcomes.py: the one table of what each error means)
+STATUSES = {found.status: (found.kind, found.exit_code) for _, found in TABLE}
 
 
 def error(status: int, message: str, diagnostics=(), text: str = "") -> JSONResponse:
-    """The answer of one error (STATUSES gives its kind and exit code)."""
-    kind, code = STATUSES[status]
+    """The answer of one error (tomc/outcomes.py gives its kind and exit code)."""
+    found = by_status(status)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(error_json(kind, message, code, diagnostics, text), status,
-                        headers=headers)
+    return JSONResponse(error_json(found.kind, message, found.exit_code, diagnostics, text),
+                        status, headers=headers)
 
 
 def install(app: FastAPI) -> None:
-    """Map tomc's exceptions to their answers on `app` (none leaks a traceback)."""
+    """Map tomc's exceptions to their answers on `app` (none leaks a traceback): those with
+    diagnostics show them; every other one its first line, with the status
+    tomc/outcomes.py gives it."""
 
     @app.exception_handler(TokenRefused)
     async def refused(request: Request, err: TokenRefused) -> JSONResponse:
@@ -60,26 +59,13 @@ def install(app: FastAPI) -> None:
                             None, "<http>") for e in err.errors()]
         return error(400, found[0].message if found else "bad request", found)
 
-    @app.exception_handler(AccessDenied)
-    async def denied(request: Request, err: AccessDenied) -> JSONResponse:
-        return error(403, str(err))
+    async def answered(request: Request, err: Exception) -> JSONResponse:
+        found = outcome(err)
+        message = str(err.args[0]) if isinstance(err, LookupError) and err.args else str(err)
+        if found is DATABASE_UNAVAILABLE and message:  # the server's first line only
+            message = message.splitlines()[0]
+        return error(found.status, message)
 
-    @app.exception_handler(StaleWrite)
-    async def stale(request: Request, err: StaleWrite) -> JSONResponse:
-        return error(409, str(err))
-
-    @app.exception_handler(LookupError)
-    async def missing(request: Request, err: LookupError) -> JSONResponse:
-        return error(404, err.args[0] if err.args else str(err))
-
-    @app.exception_handler(ValueError)
-    async def bad_value(request: Request, err: ValueError) -> JSONResponse:
-        return error(400, str(err))
-
-    @app.exception_handler(DatabaseUnavailable)
-    async def unavailable(request: Request, err: DatabaseUnavailable) -> JSONResponse:
-        return error(503, str(err).splitlines()[0])
-
-    @app.exception_handler(redis.RedisError)
-    async def redis_error(request: Request, err: redis.RedisError) -> JSONResponse:
-        return error(503, str(err).splitlines()[0])
+    for kind in ANSWERED:
+        if kind not in (TokenRefused, TomError, DiagnosticError):
+            app.exception_handler(kind)(answered)

@@ -18,7 +18,6 @@ refused before anything is written; the supervisor's other tools are not offered
 # argument types (`Speaker`) and examples are made here, per agent, not at module level.
 from typing import Annotated, Optional, Sequence, Union
 
-from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from tomc.api import AccessDenied, Session
@@ -28,7 +27,7 @@ from tomc.mcp.arguments import (About, Agent, AtStep, Key, On, Procedure, Search
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer
 from tomc.wire import event_json, held_json, warned
-from tomc.mcp.sdk import MCPServer
+from tomc.mcp.sdk import CallToolResult, MCPServer, ToolAnnotations
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 SPEAK = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from typing import Annotated, Union
 
-from mcp.types import CallToolResult
 from pydantic import Field
 
 from tomc.api import Session
@@ -33,7 +32,7 @@ from tomc.extract.providers import NotConfigured, ProviderError, ProviderSetting
 from tomc.mcp.describe import prompt, tool
 from tomc.mcp.results import EXIT_BAD_INPUT, EXIT_NO_DATABASE, Guard, failure
 from tomc.mcp.results import answer as result
-from tomc.mcp.sdk import MCPServer  # v1 or v2 (tomc/mcp/sdk.py)
+from tomc.mcp.sdk import CallToolResult, MCPServer  # v1 or v2 (tomc/mcp/sdk.py)
 from tomc.mcp.supervisor import READ
 
 Conversation = Annotated[str, Field(

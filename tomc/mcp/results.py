@@ -25,13 +25,12 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional, Sequence
 
-from mcp.types import CallToolResult, TextContent
-
 from tomc.analysis.quoting import NOTICE
 from tomc.api import TomError
 from tomc.dsl.diagnostics import Diagnostic, DiagnosticError
 from tomc.dsl.program import AnyEvent
 from tomc.mcp.pool import SessionPool
+from tomc.mcp.sdk import CallToolResult, TextContent
 from tomc.outcomes import ANSWERED, BAD_INPUT, DATABASE_UNAVAILABLE, outcome
 from tomc.wire import error_json, event_json, with_flags
 

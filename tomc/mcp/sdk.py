@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from tomc.dsl.diagnostics import Diagnostic, did_you_mean
 
@@ -25,7 +26,8 @@ except ModuleNotFoundError as err:
     from mcp.server.fastmcp import FastMCP as MCPServer
     SDK_V2 = False
 
-__all__ = ["LOOPBACK_HOSTS", "ClosedServer", "MCPServer", "SDK_V2", "new_server", "run"]
+__all__ = ["LOOPBACK_HOSTS", "CallToolResult", "ClosedServer", "MCPServer", "SDK_V2",
+           "TextContent", "ToolAnnotations", "new_server", "run"]
 
 # The Host names of the loopback interface, answered by default (DNS rebinding).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")

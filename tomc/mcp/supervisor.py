@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Annotated, Optional, Sequence
 
-from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from tomc.api import Session
@@ -23,7 +22,7 @@ from tomc.mcp.arguments import (About, Agent, Agents, AtStep, Chain, Key, On, Pr
 from tomc.mcp.describe import tool
 from tomc.mcp.results import Guard, answer
 from tomc.wire import HISTORY_LIMIT, event_json, history_page, warned
-from tomc.mcp.sdk import MCPServer
+from tomc.mcp.sdk import CallToolResult, MCPServer, ToolAnnotations
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,

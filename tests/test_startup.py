@@ -40,7 +40,8 @@ HIDE = set(json.loads(sys.argv[1])); WATCH = set(json.loads(sys.argv[2]))
 
 class Missing:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in HIDE:
+        if any(name == hidden or name.startswith(hidden + ".") for hidden in HIDE) \
+                or name.split(".")[0] in HIDE:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
 sys.meta_path.insert(0, Missing())
@@ -179,3 +180,13 @@ def test_the_grammar_cache_is_written_and_a_damaged_one_rebuilt(tmp_path):
     code, _, err, _ = tomc("check", SCENARIOS / "sally_anne.tom", env=env)
     assert code == 0, err
     assert cache.stat().st_size > 100  # rewritten whole
+
+
+def test_an_extra_of_a_version_too_old_is_named_apart_from_a_missing_one():
+    """An SDK installed without a module tomc imports (an older mcp) is not called
+    missing: the message says to upgrade it."""
+    code, out, err, _ = tomc("mcp", "--memory", "m", hide=["mcp.server.transport_security"])
+    assert code == 2, err
+    assert err.startswith("tomc: 'tomc mcp' needs a newer mcp than the ")
+    assert "pip install --upgrade 'tomc[mcp]'" in err and "Traceback" not in err
+

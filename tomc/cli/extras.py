@@ -25,13 +25,20 @@ EXIT_BAD_INPUT = 2
 @contextmanager
 def needs_extra(extra: str, command: str) -> Iterator[None]:
     """Run the block (its imports); if a package of `extra` is missing, print
-    `tomc: 'COMMAND' needs the EXTRA extra: pip install 'tomc[EXTRA]'` and exit 2."""
+    `tomc: 'COMMAND' needs the EXTRA extra: pip install 'tomc[EXTRA]'` and exit 2; if the
+    package is there but lacks the module (a version older than the extra asks for), say
+    that instead."""
     try:
         yield
     except ModuleNotFoundError as err:
-        if (err.name or "").split(".")[0] not in EXTRAS[extra]:
+        import importlib.util
+
+        top = (err.name or "").split(".")[0]
+        if top not in EXTRAS[extra]:
             raise
-        typer.echo(missing(extra, command, err.name), err=True)
+        installed = err.name != top and importlib.util.find_spec(top) is not None
+        typer.echo(too_old(extra, command, err.name) if installed
+                   else missing(extra, command, err.name), err=True)
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -39,3 +46,17 @@ def missing(extra: str, command: str, module: str) -> str:
     """The line printed when `command` cannot import `module`, a package of `extra`."""
     return (f"tomc: '{command}' needs the {extra} extra: pip install 'tomc[{extra}]' "
             f"({module} is not installed)")
+
+
+def too_old(extra: str, command: str, module: str) -> str:
+    """The line printed when `command` cannot import `module` from a package of `extra`
+    that is installed: a version without it."""
+    import importlib.metadata
+
+    top = module.split(".")[0]
+    try:
+        version = importlib.metadata.version(top)
+    except importlib.metadata.PackageNotFoundError:
+        version = "of another version"
+    return (f"tomc: '{command}' needs a newer {top} than the {version} installed ({module} is "
+            f"not in it): pip install --upgrade 'tomc[{extra}]'")

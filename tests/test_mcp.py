@@ -57,7 +57,7 @@ TIMEOUT = 120 if SDK_V2 else timedelta(seconds=120)
 MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injection", "mcp_http",
             "mcp_http_other", "mcp_pages",
             "mcp_exists", "mcp_nowhere", "mcp_ready", "mcp_calls", "mcp_calls_agent",
-            "mcp_closed"]
+            "mcp_closed", "mcp_langchain"]
 
 
 def wire(model) -> dict:
@@ -736,3 +736,24 @@ def test_a_tool_takes_only_its_arguments_and_names_the_closest_one(db):
     assert diagnostic["code"] == "E143" and "`at`" in diagnostic["message"]
     assert diagnostic["hint"].startswith("did you mean `at_step`?")
     assert right["value"] == "approved"
+
+
+def test_langchain_mcp_adapters_loads_and_calls_the_tools(db):
+    """Beside langchain-mcp-adapters (which pins the SDK's v1: CI's Python 3.11 job installs
+    both), its client loads tomc's tools and calls one."""
+    adapters = pytest.importorskip("langchain_mcp_adapters.client")
+    record_story(db, "mcp_langchain")
+    command = tomc_command()
+
+    async def scenario():
+        client = adapters.MultiServerMCPClient({"tomc": {
+            "command": command[0], "transport": "stdio", "env": server_env(),
+            "args": [*command[1:], "mcp", "--memory", "mcp_langchain", "--db",
+                     server_url(db)]}})
+        tools = {t.name: t for t in await client.get_tools()}
+        answer = await tools["believes"].ainvoke({"chain": "Maya", "key": "refund.status"})
+        return set(tools), answer
+
+    names, answer = anyio.run(scenario)
+    assert names == SUPERVISOR_TOOLS
+    assert "approved" in str(answer)

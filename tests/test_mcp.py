@@ -731,6 +731,8 @@ def test_a_tool_takes_only_its_arguments_and_names_the_closest_one(db):
 
     tools, wrong, right = anyio.run(scenario)
     assert all(wire(t)["inputSchema"]["additionalProperties"] is False for t in tools)
+    assert not [name for t in tools for name, schema in
+                wire(t)["inputSchema"]["properties"].items() if "title" in schema]
     assert (wrong["error"], wrong["exit_code"]) == ("bad_input", 2)
     (diagnostic,) = wrong["diagnostics"]
     assert diagnostic["code"] == "E143" and "`at`" in diagnostic["message"]

@@ -43,8 +43,7 @@ if TYPE_CHECKING:
 
 # The API, the compiler and the checker are imported where used: `tomc memory apply` to a
 # memory an applier serves is a thin client (tomc/memory/submit.py) and starts without them.
-
-EXIT_ACCESS_DENIED, EXIT_STALE = 4, 6
+# Exit codes past the common ones (4 access denied, 6 stale): tomc/outcomes.py.
 
 app = typer.Typer(help="Named memories kept on FalkorDB: apply events, ask, list, export, "
                        "import, drop. Several processes may write one memory at once.",
@@ -61,6 +60,7 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
     nothing."""
     from tomc.api import Session, TomError, check_new_memory
     from tomc.memory import catalog
+    from tomc.outcomes import outcome
     with database(db, data, json_output, interactive=True) as conn:
         try:
             if create and first is not None and catalog.read(conn, name) is None:
@@ -68,16 +68,15 @@ def _session(name: str, db: Optional[str], data: Optional[Path], json_output: bo
             with Session.attach(name, db=conn, policy=policy, as_agent=as_agent,
                                 create=create) as session:
                 yield session
-        except TomError as err:
-            fail(f"bad input:\n{err}", EXIT_BAD_INPUT, json_output)
-        except LookupError:
-            fail(f"no memory called {name!r} (`tomc memory list` lists them; `tomc memory "
-                 "apply` creates one)", EXIT_BAD_INPUT, json_output)
-        except AccessDenied as err:
-            fail(f"access denied: {err}", EXIT_ACCESS_DENIED, json_output)
-        except StaleWrite as err:
-            _committed(err.committed, json_output)
-            fail(f"stale write: {err}", EXIT_STALE, json_output)
+        except (TomError, LookupError, AccessDenied, StaleWrite) as err:
+            # (FalkorDB's own errors are `database`'s.) The code and the message's first
+            # words: tomc/outcomes.py, as MCP and HTTP answer them.
+            found = outcome(err)
+            if isinstance(err, StaleWrite):
+                _committed(err.committed, json_output)
+            message = (f"no memory called {name!r} (`tomc memory list` lists them; `tomc "
+                       "memory apply` creates one)" if isinstance(err, LookupError) else err)
+            fail(f"{found.says}{message}", found.exit_code, json_output)
 
 
 def _text(statements: list[str]) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from eval.restarts import Pollers, answers, log_tail, serve, stop
+from eval.restarts import Pollers, admin, answers, log_tail, serve, stop
 from eval.workload import agent_names, mixed_events, setup_statements
 from tomc.api import Session
 from tomc.runtime.server import EmbeddedServer
@@ -129,3 +129,41 @@ def _rewritten(client: redis.Redis) -> None:
             return
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def test_a_served_memory_whose_log_holds_simulations_reopens(tmp_path):
+    """`plan_announcements` forks a memory's graphs with GRAPH.COPY on a server without
+    replicas and writes to the forks; a 4.16 cluster master whose AOF held that did not
+    restart (docs/falkordb.md check 10.2). A single served folder does: killed with -9 after
+    simulations (their copies and writes in its AOF's log), it reopens, as before."""
+    data = tmp_path / "simulated"
+    agents = agent_names(5)
+    process, info = serve(data)
+    url = f"unix://{info['socket']}"
+    try:
+        for round_ in range(3):
+            with Session.attach("simulated", db=url) as live:
+                if round_ == 0:
+                    for statement in setup_statements(agents):
+                        live.apply(statement)
+                    for text in mixed_events(agents, 200):
+                        live.apply(text)
+                for n in range(3):  # each a GRAPH.COPY of the world and the minds it writes
+                    live.plan_announcements(f"ticket{n}.status", agents[n])
+                live.apply(f"{agents[0]} sets ticket{round_}.status = reopened{round_}")
+                expected = answers(live, agents)
+            client = admin(info, data)
+            copies = {k: v for k, v in client.info("commandstats").items()
+                      if k.lower() == "cmdstat_graph.copy"}
+            client.close()
+            assert copies and next(iter(copies.values()))["calls"] >= 3, copies
+            time.sleep(2.5)  # the AOF's `everysec` has written them
+            stop(process, info, clean=False)
+            process, info = serve(data)
+            url = f"unix://{info['socket']}"
+            with Session.attach("simulated", db=url) as after:
+                assert answers(after, agents) == expected
+        assert "Diverged" not in (data / "redis.log").read_text(errors="replace")
+    finally:
+        if process.poll() is None:
+            stop(process, info, clean=True)

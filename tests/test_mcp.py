@@ -60,6 +60,17 @@ MEMORIES = ["mcp_refund", "mcp_refund_api", "mcp_bad", "mcp_agent", "mcp_injecti
             "mcp_closed", "mcp_langchain"]
 
 
+# tools/list is read by a model with every request: its size (as eval/mcp_tools.py measures
+# it, eval/results/mcp-tools.md) may not silently grow back; ~10% over today's.
+SUPERVISOR_LIST_BOUND, AGENT_LIST_BOUND = 21_400, 7_000
+
+
+def listed_size(tools) -> int:
+    """Characters of tools/list as sent (wire names, no nulls), as eval/mcp_tools.py counts."""
+    return len(json.dumps([t.model_dump(by_alias=True, mode="json", exclude_none=True)
+                           for t in tools]))
+
+
 def wire(model) -> dict:
     """A protocol object as sent: camelCase names (`isError`, `structuredContent`,
     `inputSchema`, `readOnlyHint`) on either SDK version."""
@@ -136,6 +147,7 @@ def test_lists_described_tools_the_syntax_resource_and_a_prompt(tmp_path):
         async with connected(None, "mcp_list", "--data", str(tmp_path)) as client:
             tools = (await client.list_tools()).tools
             assert {t.name for t in tools} == SUPERVISOR_TOOLS
+            assert listed_size(tools) < SUPERVISOR_LIST_BOUND
             for t in tools:
                 assert t.description and "\n    " not in t.description, t.name
                 for name, schema in wire(t)["inputSchema"].get("properties", {}).items():
@@ -280,7 +292,9 @@ def test_an_agent_server_reads_only_its_mind_and_speaks_only_as_itself(db):
 
     async def scenario():
         async with connected(db, "mcp_agent", "--agent", "Maya") as maya:
-            tools = {t.name for t in (await maya.list_tools()).tools}
+            listed = (await maya.list_tools()).tools
+            assert listed_size(listed) < AGENT_LIST_BOUND
+            tools = {t.name for t in listed}
             mine = await call(maya, "my_beliefs")
             modelled = await call(maya, "my_beliefs", about="Billing")
             think = await call(maya, "what_do_i_think", key="refund.status",
@@ -727,12 +741,20 @@ def test_a_tool_takes_only_its_arguments_and_names_the_closest_one(db):
             wrong = await refused(client, "believes", chain="Maya", key="refund.status", at=3)
             right = await call(client, "believes", chain="Maya", key="refund.status",
                                at_step=4)
-            return tools, wrong, right
+            # (an explicit null, which the compacted schema no longer lists, is still "omit")
+            now = await call(client, "believes", chain="Maya", key="refund.status",
+                             at_step=None, on=None)
+            return tools, wrong, right, now
 
-    tools, wrong, right = anyio.run(scenario)
+    tools, wrong, right, now = anyio.run(scenario)
     assert all(wire(t)["inputSchema"]["additionalProperties"] is False for t in tools)
     assert not [name for t in tools for name, schema in
                 wire(t)["inputSchema"]["properties"].items() if "title" in schema]
+    # an optional argument is one not `required`: no `null` branch, no null default
+    believes = wire(next(t for t in tools if t.name == "believes"))["inputSchema"]
+    assert believes["properties"]["at_step"] == {
+        "type": "integer", "description": believes["properties"]["at_step"]["description"]}
+    assert now["value"] == "approved"
     assert (wrong["error"], wrong["exit_code"]) == ("bad_input", 2)
     (diagnostic,) = wrong["diagnostics"]
     assert diagnostic["code"] == "E143" and "`at`" in diagnostic["message"]

@@ -30,8 +30,7 @@ from tomc.wire import event_json, held_json, warned
 from tomc.mcp.sdk import CallToolResult, MCPServer, ToolAnnotations
 
 READ = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
-SPEAK = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False,
-                        openWorldHint=False)
+SPEAK = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
 
 
 def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) -> None:
@@ -40,8 +39,7 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
     assert me is not None, "an agent server reads through an as_agent session"
 
     Speaker = Annotated[Optional[str], Field(
-        description=f"Leave out: you speak as {me}. Any other speaker is refused.",
-        examples=[me])]
+        description=f"Leave out: you speak as {me} (another speaker is refused).")]
 
     def result(payload: dict) -> CallToolResult:
         return answer(payload, reader.history())  # flags traced to events I witnessed
@@ -56,62 +54,52 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
 
     @tool(server, title=f"What {me} believes", annotations=READ)
     def my_beliefs(about: Annotated[Optional[str], Field(
-            description=f"Another agent: what {me} thinks it believes (omit for {me}'s own "
-                        "beliefs).", examples=["Billing"])] = None) -> CallToolResult:
-        """Everything I believe now (or think another agent believes), every key, with
-        where each value came from: step, kind, source, authority, rivals."""
+            description=f"Another agent: what {me} thinks it believes (omit: {me}'s own).",
+            examples=["Billing"])] = None) -> CallToolResult:
+        """Everything I believe (or think another agent believes), with where each came from."""
         chain = [me] if about is None else [me, about]
         return guard(lambda: result({"agent": me, "chain": chain, "step": reader.step,
                                      "beliefs": [held_json(h) for h in reader.beliefs(chain)]}))
 
     @tool(server, title=f"What {me} thinks about a key", annotations=READ)
     def what_do_i_think(key: Key, chain: Annotated[Optional[Union[str, list[str]]], Field(
-            description=f"A chain that starts with {me}: [\"{me}\", \"Billing\"] is what "
-                        f"{me} thinks Billing believes (omit for {me}'s own belief).",
+            description=f"A chain from {me}: [\"{me}\", \"Billing\"] is what {me} thinks "
+                        f"Billing believes (omit: {me}'s own).",
             examples=[[me, "Billing"]])] = None, at_step: AtStep = None, on: On = None) \
             -> CallToolResult:
-        """What I believe about a key (or think another agent believes), with provenance:
-        the event it came from, its witnesses, sources and rule."""
+        """What I believe about a key (or think another believes), with provenance."""
         return guard(lambda: result(warned(reader.believes(chain or me, key, at_step=at_step,
                                                     on=on).to_json(), reader)))
 
     @tool(server, title=f"Open tasks {me} knows of", annotations=READ)
     def open_tasks() -> CallToolResult:
-        """The tasks I believe open (subjects with a `status` not done), claimed (by whom)
-        or unclaimed, with their findings: what I could take."""
+        """The tasks I believe open, claimed (by whom) or not: what I could take."""
         return guard(lambda: result(reader.open_tasks(me).to_json()))
 
     @tool(server, title=f"What {me} may know of", annotations=READ)
     def describe() -> CallToolResult:
-        """Agents, rooms, sources with their authority, procedures, and the keys of events
-        I witnessed (how many, last step), policy and depth: the names to ask with."""
+        """The names to ask with: agents, rooms, sources, procedures, keys I witnessed."""
         return guard(lambda: result(reader.describe().to_json()))
 
     @tool(server, title=f"Search {me}'s memory", annotations=READ)
     def search(text: SearchText, limit: SearchLimit = 20, mode: SearchMode = None,
                about: SearchAbout = None) -> CallToolResult:
-        """What I hold (or think others hold) whose key, value or source matches some
-        words, ranked: one hit per fact (key and value) with the chains that hold it
-        (step, time, source) and the events that gave it; misspelt words forgiven; with
-        an embedding model, by meaning too (`mode`): each hit's `scores`."""
+        """What I hold (or think others hold) matching some words (or meaning), ranked."""
         return guard(lambda: result(reader.search(text, limit=limit, mode=mode,
                                                    about=about).to_json()))
 
     @tool(server, title=f"Can {me} run a procedure", annotations=READ)
     def can_i_run(procedure: Procedure, chain: Annotated[Optional[Union[str, list[str]]], Field(
-            description=f"A chain that starts with {me}: [\"{me}\", \"Billing\"] is whether "
-                        f"{me} thinks Billing would find it ready (omit for {me}'s own "
-                        "beliefs).", examples=[[me, "Billing"]])] = None,
+            description=f"A chain from {me}: [\"{me}\", \"Billing\"] is by what {me} "
+                        f"thinks Billing believes (omit: {me}'s own).")] = None,
                   at_step: AtStep = None, on: On = None) -> CallToolResult:
-        """Whether every step of a procedure is satisfied by what I believe: `ready`,
-        `blocked` or `unknown`, each step with the value I hold, its sources and caveats."""
+        """Whether a procedure's steps hold by my beliefs: `ready`, `blocked` or `unknown`."""
         return guard(lambda: result(reader.ready(procedure, for_=chain or me,
                                                  at_step=at_step, on=on).to_json()))
 
     @tool(server, title="Who I think is misinformed", annotations=READ)
     def who_is_misinformed() -> CallToolResult:
-        """From my own models of the others: who I think holds a value other than mine
-        (`correct`), or does not know what I know (`tell`). Private values are left out."""
+        """Who I think holds a value other than mine, or lacks what I know."""
         def body() -> CallToolResult:
             found = []
             for other in reader.scenario.agents:
@@ -126,17 +114,13 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
 
     @tool(server, title="Context block before talking", annotations=READ)
     def context_for(other: Agent) -> CallToolResult:
-        """A compact block for my prompt before talking to another agent: what I believe,
-        what I think they believe, what to correct first (values quoted, with their source
-        and authority)."""
+        """A compact text block for my prompt before talking to another agent."""
         return guard(lambda: result(reader.context_for(me, other).to_json()))
 
     @tool(server, title=f"Tell one agent, as {me}", annotations=SPEAK)
     def tell(listener: Agent, key: Key, value: Value, speaker: Speaker = None,
              about: About = None) -> CallToolResult:
-        """Tell one agent KEY = VALUE in private (only the two of us know it). With `about`
-        X, report what X believes instead (`X believes KEY = VALUE`): the listener's model
-        of X takes it, so it knows whom to correct."""
+        """Tell one agent KEY = VALUE in private (or, with `about`, what another believes)."""
         def body() -> CallToolResult:
             as_me(speaker)
             return spoken([writer.tell(me, listener, key, value, about=about)])
@@ -144,7 +128,7 @@ def register(server: MCPServer, reader: Session, writer: Session, guard: Guard) 
 
     @tool(server, title=f"Say in the room, as {me}", annotations=SPEAK)
     def say(key: Key, value: Value, speaker: Speaker = None) -> CallToolResult:
-        """Say KEY = VALUE in the room I am in: everyone there hears it."""
+        """Say KEY = VALUE in the room I am in."""
         def body() -> CallToolResult:
             as_me(speaker)
             return spoken([writer.says(me, key, value)])

@@ -16,6 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from tomc.dsl.diagnostics import Diagnostic, did_you_mean
+from tomc.mcp.compact import compact
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -35,17 +36,13 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 class ClosedServer(MCPServer):
     """The SDK's server with closed tool arguments: each tool's input schema says
-    `additionalProperties: false` (and repeats no argument's name as its title), and a call naming an argument the tool does not take is
-    refused as bad input (E143, tomc/mcp/results.py), naming the closest one: the SDK
+    `additionalProperties: false` (and is compacted: tomc/mcp/compact.py), and a call
+    naming an argument the tool does not take is refused as bad input (E143, tomc/mcp/results.py), naming the closest one: the SDK
     would drop it silently (`believes` with `at: 3` answered for now)."""
 
     async def list_tools(self, *args, **kwargs):
         for tool in self._tool_manager.list_tools():
-            tool.parameters["additionalProperties"] = False
-            # pydantic titles each argument with its own name again ("after_step": "After
-            # Step"): 6% of tools/list, read by a model with every request
-            for schema in tool.parameters.get("properties", {}).values():
-                schema.pop("title", None)
+            compact(tool.parameters)  # closed, and no longer than it needs to be
         return await super().list_tools(*args, **kwargs)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], *args, **kwargs):

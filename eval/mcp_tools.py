@@ -80,12 +80,13 @@ def measure(tools: list[dict[str, Any]], count: Callable[[str], int]) -> dict[st
 def run() -> dict[str, dict[str, Any]]:
     """Both servers measured, on a fresh embedded memory with agents Maya and Ben."""
     name, count = tokenizer()
-    data = Path(tempfile.mkdtemp(prefix="tomc-mcp-tools-"))
-    supervisor = anyio.run(listed, data, "--create")
-    from tomc.api import Session  # (the supervisor created it; the agent server needs Maya)
-    with Session.attach("toolsize", data_dir=data) as session:
-        session.apply("agents Maya, Ben")
-    agent = anyio.run(listed, data, "--agent", "Maya")
+    with tempfile.TemporaryDirectory(prefix="tomc-mcp-tools-") as folder:
+        data = Path(folder)
+        supervisor = anyio.run(listed, data, "--create")
+        from tomc.api import Session  # (the supervisor created it; the agent needs Maya)
+        with Session.attach("toolsize", data_dir=data) as session:
+            session.apply("agents Maya, Ben")
+        agent = anyio.run(listed, data, "--agent", "Maya")
     return {server: {**measure(tools, count), "tokenizer": name}
             for server, tools in (("supervisor", supervisor), ("agent Maya", agent))}
 

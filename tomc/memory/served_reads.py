@@ -27,12 +27,11 @@ import re
 import uuid
 from functools import lru_cache
 
-import falkordb
 import redis
 
 from tomc.compiler.templates import render
 from tomc.memory import catalog, submit
-from tomc.runtime.connection import Database, query_command, records
+from tomc.runtime.connection import Database
 from tomc.runtime.errors import AccessDenied, DatabaseUnavailable
 
 # The templates an agent's session reads its own mind graph with.
@@ -115,19 +114,14 @@ def answer(db: Database, name: str, fields: dict, size: int) -> dict:
         return {"error": "refused", "message": "a read's parameter names (and the keys of "
                 "its maps) are plain names: letters, digits, _"}
     graph = catalog.memory_graphs(name, [fields["as"]]).mind(fields["as"])
-    command = (*query_command(graph, fields["read"], fields["params"], read_only=True),
-               "TIMEOUT", str(SERVED_MS))
-    with db.redirected(graph):
-        (reply,) = db.reads([command])
-    if isinstance(reply, redis.ResponseError):  # FalkorDB's, on the agent's parameters
-        if "timed out" in str(reply):
+    try:
+        return {"rows": db.read(graph, fields["read"], fields["params"], SERVED_MS)}
+    except redis.ResponseError as err:  # FalkorDB's, on the agent's parameters
+        if "timed out" in str(err):
             return {"error": "failed", "message": (
                 f"the question ran longer than the {SERVED_MS} ms an agent's read may hold "
                 "the server, and was stopped: ask a narrower one (a chain, a key)")}
-        return {"error": "failed", "message": f"FalkorDB: {reply}"}
-    if isinstance(reply, Exception):
-        raise reply
-    return {"rows": records(falkordb.QueryResult(db.graph(graph), reply))}
+        return {"error": "failed", "message": f"FalkorDB: {err}"}
 
 
 

@@ -135,13 +135,17 @@ class Database:
         """The graph called `name` (created on first write)."""
         return falkordb.Graph(self.redis, name)
 
-    def read(self, graph: str, cypher: str, params: dict) -> list[dict]:
+    def read(self, graph: str, cypher: str, params: dict,
+             timeout_ms: Optional[int] = None) -> list[dict]:
         """A read-only query's rows, each a dict by column name (GRAPH.RO_QUERY), sent
         inside MULTI/EXEC: FalkorDB runs a query sent alone on a worker thread, which can
         run between two statements of another client's MULTI/EXEC and see half of it
         (docs/falkordb.md check 6.20); inside MULTI/EXEC it runs on the main thread,
-        between transactions."""
+        between transactions. `timeout_ms`: FalkorDB stops it after that long ("Query
+        timed out", a ResponseError; it holds inside MULTI/EXEC too: check 6.21)."""
         command = query_command(graph, cypher, params, read_only=True)
+        if timeout_ms is not None:
+            command = (*command, "TIMEOUT", str(timeout_ms))
         with self.redirected(graph):  # first: on a cluster, the master serving it now
             (reply,) = self.reads([command])
             if isinstance(reply, Exception):

@@ -281,6 +281,21 @@ def test_tomc_serve_runs_an_applier_for_every_memory_of_the_cluster(cluster, cdb
     assert mixed.returncode == 2 and "--port" in mixed.stderr
 
 
+def _write_until(stop: threading.Event, live, acked: list, errors: list) -> None:
+    """Write `A sets k.s = vN` on session `live` until `stop`, a new value each try (a
+    retry never doubles an event): (when, N) of each acknowledged in `acked`, each error
+    in `errors` (the tests check them)."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        try:
+            live.apply(f"A sets k.s = v{n}")
+            acked.append((time.monotonic(), n))
+        except Exception as err:  # noqa: BLE001 - each is checked by the caller
+            errors.append(err)
+            time.sleep(0.05)
+
+
 def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
     """An operator moves a live memory's slot to another master and back (SETSLOT
     IMPORTING/MIGRATING, MIGRATE a key at a time, SETSLOT NODE) while a writer commits on
@@ -305,15 +320,7 @@ def test_a_memory_resharded_under_writers_keeps_every_session(cluster):
     stop = threading.Event()
 
     def write() -> None:
-        n = 0
-        while not stop.is_set():
-            n += 1  # a new value each try: a retry never doubles an event
-            try:
-                live.apply(f"A sets k.s = v{n}")
-                acked.append((time.monotonic(), n))
-            except Exception as err:  # noqa: BLE001 - each is checked below
-                errors.append(err)
-                time.sleep(0.05)
+        _write_until(stop, live, acked, errors)
 
     moves: list[float] = []
 
@@ -388,15 +395,7 @@ def test_a_memory_resharded_under_its_applier_loses_and_doubles_nothing(cluster)
     stop = threading.Event()
 
     def write() -> None:
-        n = 0
-        while not stop.is_set():
-            n += 1
-            try:
-                live.apply(f"A sets k.s = v{n}")
-                acked.append((time.monotonic(), n))
-            except Exception as err:  # noqa: BLE001 - each is checked below
-                errors.append(err)
-                time.sleep(0.05)
+        _write_until(stop, live, acked, errors)
 
     writer = threading.Thread(target=write)
     try:

@@ -111,8 +111,8 @@ def test_a_dead_appliers_requests_go_back_whole_and_a_late_agents_queue_is_taken
     """A request left in processing by an applier that died goes back to the head of the
     administrator's queue, in order, whoever sent it (where it came from is not to be read
     from its own text); and an agent granted after an applier last read the users has its
-    queue taken too (the users are read again when a take finds every queue it knows
-    empty)."""
+    queue taken too (the users are read again when a writer rang and a take found every
+    queue it knows empty)."""
     import json
 
     from tomc.memory import acl, catalog, submit
@@ -137,6 +137,7 @@ def test_a_dead_appliers_requests_go_back_whole_and_a_late_agents_queue_is_taken
         assert applier._take(block=0) == []  # the users read and kept
         late, _ = acl.grant(db, catalog.memory_graphs(name, ["Billing"]), "Billing")
         db.redis.rpush(submit.queue_of(name, late), "junk from Billing's user")
+        db.redis.rpush(memory_key(name, "bell"), "")  # as every writer rings
         assert applier._take(block=0) == []  # taken (and buried: not a request)
         assert db.redis.llen(submit.queue_of(name, late)) == 0
     finally:

@@ -139,8 +139,9 @@ while more and #taken < tonumber(ARGV[1]) do
 end
 local left = 0
 for i = 3, #KEYS do left = left + redis.call('LLEN', KEYS[i]) end
+local rung = redis.call('EXISTS', KEYS[2])
 if left == 0 then redis.call('DEL', KEYS[2]) end
-return {taken, dropped}
+return {taken, dropped, rung}
 """
 
 
@@ -376,8 +377,8 @@ class Applier:
         BATCH; AGENT_SLICE from each agent), moved to processing; waits up to `block`
         seconds for a writer's bell first (0: not at all). One round trip with the bell
         (the script), two when the agents' users (tomc/memory/acl.py), which name their
-        queues, are read again: after USERS_S, or when a take finds every queue it knows
-        empty (an agent granted since may have queued)."""
+        queues, are read again: after USERS_S, or when a writer rang and the take found
+        every queue it knows empty (an agent granted since may have queued)."""
         r = self.db.redis
         stale = self._users is None or time.monotonic() - self._users[0] > USERS_S
         if block or stale:
@@ -390,10 +391,12 @@ class Applier:
             if stale:
                 self._users = (time.monotonic(), sorted(found[-1]))
         queues = [self.queue, *(submit.queue_of(self.name, u) for u in self._users[1])]
-        raws, dropped = r.eval(_TAKE, 2 + len(queues), self.processing, self.bell, *queues,
-                               BATCH, AGENT_SLICE, submit.AGENT_QUEUED)
-        if not raws and not dropped and not stale:
-            self._users = None  # nothing where it looked: look at every agent's queue too
+        raws, dropped, rung = r.eval(_TAKE, 2 + len(queues), self.processing, self.bell,
+                                     *queues, BATCH, AGENT_SLICE, submit.AGENT_QUEUED)
+        if not raws and not dropped and not stale and (rung or (block and found[0])):
+            # A writer rang, and nothing was where it looked: an agent granted since may
+            # have queued (an idle take, rung by no one, costs no more round trips)
+            self._users = None
             return self._take(0)
         for queue, count in dropped:
             self._note(f"{count} entries pushed on {queue} past its bound "
